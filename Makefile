@@ -1,0 +1,31 @@
+# collab: the targets CI and people run. `make help` lists them.
+GO ?= go
+
+.PHONY: help demo generate verify test bench cross
+
+help: ## list the targets
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-10s %s\n", $$1, $$2}'
+
+demo: ## the main job: show this process's identity and how it judges others
+	$(GO) run ./cmd/collab identity
+
+generate: ## regenerate fsm/ from spec/
+	$(GO) generate ./...
+
+verify: ## gofmt, vet, staticcheck, tidy and generated code up to date
+	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
+	$(GO) vet ./...
+	$(GO) tool staticcheck ./...
+	$(GO) mod tidy -diff
+	$(MAKE) --no-print-directory generate
+	@out=$$(git status --porcelain -- spec fsm); if [ -n "$$out" ]; then echo "generated code is stale; run make generate and commit:"; echo "$$out"; exit 1; fi
+
+test: ## all tests, with the race detector
+	$(GO) test -race -count=1 ./...
+
+bench: ## benchmarks, each with its in-process baseline
+	$(GO) test -run='^$$' -bench=. -benchmem ./...
+
+cross: ## the darwin and windows builds
+	GOOS=darwin GOARCH=arm64 $(GO) build ./...
+	GOOS=windows GOARCH=amd64 $(GO) build ./...

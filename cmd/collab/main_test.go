@@ -1,0 +1,82 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/rivus/collab/platform"
+	"github.com/rivus/collab/platform/platformtest"
+)
+
+func runCLI(t *testing.T, stdin string, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code = run(args, strings.NewReader(stdin), &out, &errb)
+	return code, out.String(), errb.String()
+}
+
+func useFake(t *testing.T) *platformtest.Fake {
+	f := platformtest.New(t)
+	old := host
+	host = func() *platform.Platform { return f.Platform }
+	t.Cleanup(func() { host = old })
+	return f
+}
+
+func TestIdentityPrintsStampAndJudgesItAlive(t *testing.T) {
+	f := useFake(t)
+	code, out, errOut := runCLI(t, "", "identity")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	self, _ := f.Processes.Self()
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if len(lines) != 2 || lines[0] != string(self.Marshal()) || !strings.Contains(lines[1], ": alive (") {
+		t.Fatalf("output:\n%s", out)
+	}
+}
+
+func TestIdentityFailsWhenSelfFails(t *testing.T) {
+	f := useFake(t)
+	f.Processes.FailSelf(errors.New("sandbox"))
+	code, _, errOut := runCLI(t, "", "identity")
+	if code != 1 || !strings.Contains(errOut, "sandbox") {
+		t.Fatalf("exit %d, stderr %q", code, errOut)
+	}
+}
+
+func TestJudge(t *testing.T) {
+	f := useFake(t)
+	dead := f.Processes.Start()
+	f.Processes.Kill(dead.PID)
+	f.Processes.Reap(dead.PID)
+	tests := []struct {
+		name, stdin string
+		args        []string
+		code        int
+		want        string
+	}{
+		{"dead holder", "", []string{"judge", string(dead.Marshal())}, 0, ": dead ("},
+		{"from stdin", string(dead.Marshal()), []string{"judge", "-"}, 0, ": dead ("},
+		{"garbage stamp", "", []string{"judge", `{"pid":"x"}`}, 1, `field "pid"`},
+		{"no argument", "", []string{"judge"}, 2, "usage"},
+		{"unknown command", "", []string{"nope"}, 2, `unknown command "nope"`},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			code, out, errOut := runCLI(t, tc.stdin, tc.args...)
+			if code != tc.code || !strings.Contains(out+errOut, tc.want) {
+				t.Fatalf("exit %d, want %d; output %q, want it to contain %q", code, tc.code, out+errOut, tc.want)
+			}
+		})
+	}
+}
+
+func TestHelpListsCommands(t *testing.T) {
+	code, out, _ := runCLI(t, "", "help")
+	if code != 0 || !strings.Contains(out, "identity") || !strings.Contains(out, "judge") {
+		t.Fatalf("exit %d, output %q", code, out)
+	}
+}

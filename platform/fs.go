@@ -1,0 +1,104 @@
+package platform
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+)
+
+// FS is the file system collab keeps locks and records in. Paths are
+// operating-system paths. Every file it opens is close-on-exec.
+type FS interface {
+	// ReadFile returns the contents of name.
+	ReadFile(name string) ([]byte, error)
+	// CreateExclusive creates name holding data, or fails with an error
+	// matching fs.ErrExist. The data is written and synced to a private
+	// temporary file first, then linked to name, so no reader ever sees
+	// name empty or partly written.
+	CreateExclusive(name string, data []byte, perm fs.FileMode) error
+	// WriteFileAtomic replaces name with data: a synced temporary file is
+	// renamed over it and the directory synced, so readers see the old or
+	// the new contents, never a mixture, even after a crash.
+	WriteFileAtomic(name string, data []byte, perm fs.FileMode) error
+	// Rename renames oldname to newname, replacing newname.
+	Rename(oldname, newname string) error
+	// Remove removes name.
+	Remove(name string) error
+	// MkdirAll creates a directory and its parents.
+	MkdirAll(name string, perm fs.FileMode) error
+	// Stat describes name.
+	Stat(name string) (fs.FileInfo, error)
+	// ReadDir lists a directory, sorted by name.
+	ReadDir(name string) ([]fs.DirEntry, error)
+	// EvalSymlinks returns name with every symbolic link resolved.
+	EvalSymlinks(name string) (string, error)
+}
+
+type osFS struct{}
+
+// OSFS returns the file system of the running operating system.
+func OSFS() FS { return osFS{} }
+
+func (osFS) ReadFile(name string) ([]byte, error)         { return os.ReadFile(name) }
+func (osFS) Rename(oldname, newname string) error         { return os.Rename(oldname, newname) }
+func (osFS) Remove(name string) error                     { return os.Remove(name) }
+func (osFS) MkdirAll(name string, perm fs.FileMode) error { return os.MkdirAll(name, perm) }
+func (osFS) Stat(name string) (fs.FileInfo, error)        { return os.Stat(name) }
+func (osFS) ReadDir(name string) ([]fs.DirEntry, error)   { return os.ReadDir(name) }
+func (osFS) EvalSymlinks(name string) (string, error)     { return filepath.EvalSymlinks(name) }
+
+func (osFS) CreateExclusive(name string, data []byte, perm fs.FileMode) error {
+	tmp, err := writeTemp(name, data, perm)
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp)
+	if err := os.Link(tmp, name); err != nil {
+		return err
+	}
+	return syncDir(filepath.Dir(name))
+}
+
+func (osFS) WriteFileAtomic(name string, data []byte, perm fs.FileMode) error {
+	tmp, err := writeTemp(name, data, perm)
+	if err != nil {
+		return err
+	}
+	if err := os.Rename(tmp, name); err != nil {
+		return errors.Join(err, os.Remove(tmp))
+	}
+	return syncDir(filepath.Dir(name))
+}
+
+// writeTemp writes data to a new file beside name, syncs it, and returns
+// its path. The random part keeps concurrent writers apart.
+func writeTemp(name string, data []byte, perm fs.FileMode) (string, error) {
+	tmp := TempName(name)
+	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm)
+	if err != nil {
+		return "", err
+	}
+	_, err = f.Write(data)
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return "", errors.Join(err, os.Remove(tmp))
+	}
+	return tmp, nil
+}
+
+// TempName returns a fresh private name beside name: a dot file holding
+// name's base and a random suffix, so that it never collides with another
+// writer's and is recognisable as collab's.
+func TempName(name string) string {
+	var b [8]byte
+	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails
+	return filepath.Join(filepath.Dir(name), "."+filepath.Base(name)+"."+hex.EncodeToString(b[:])+".tmp")
+}

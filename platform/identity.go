@@ -1,0 +1,131 @@
+package platform
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+)
+
+// Identity names one process for as long as it lives, and never another.
+//
+// Its JSON form is stable: lock stamps and lease records store it, and
+// other versions of collab read it.
+type Identity struct {
+	// Host is the host name, for people to read. It is not used to
+	// judge liveness: a renamed host still judges its own holders.
+	Host string `json:"host"`
+	// BootID is random per boot of a kernel (Linux: boot_id; darwin:
+	// kern.bootsessionuuid). Equal boot ids mean one running kernel.
+	BootID string `json:"bootId"`
+	// PID is the process id within PIDNamespace. Always > 0.
+	PID int `json:"pid"`
+	// StartTime tells apart processes that reuse a pid: on Linux the
+	// start time in clock ticks since boot (field 22 of /proc/<pid>/stat),
+	// on darwin microseconds since the Unix epoch. Always > 0.
+	StartTime uint64 `json:"startTime"`
+	// PIDNamespace is the inode of the pid namespace on Linux, 0 elsewhere.
+	PIDNamespace uint64 `json:"pidNamespace,omitempty"`
+}
+
+// maxIdentityJSON bounds what ParseIdentity reads, so that a garbage stamp
+// cannot make it allocate without limit.
+const maxIdentityJSON = 4096
+
+// IdentityError reports a stored identity that cannot be used.
+type IdentityError struct {
+	Field  string // the offending JSON field, or "" for the document
+	Reason string
+	Err    error // the underlying decoding error, if any
+}
+
+func (e *IdentityError) Error() string {
+	msg := "platform: invalid process identity"
+	if e.Field != "" {
+		msg += " field " + strconv.Quote(e.Field)
+	}
+	msg += ": " + e.Reason
+	if e.Err != nil {
+		msg += ": " + e.Err.Error()
+	}
+	return msg
+}
+
+func (e *IdentityError) Unwrap() error { return e.Err }
+
+// ParseIdentity decodes and validates the JSON form of an identity. It
+// fails with an *IdentityError on anything but one valid identity object;
+// unknown fields are ignored so that newer writers stay readable.
+func ParseIdentity(data []byte) (Identity, error) {
+	if len(data) > maxIdentityJSON {
+		return Identity{}, &IdentityError{Reason: fmt.Sprintf("%d bytes, more than %d", len(data), maxIdentityJSON)}
+	}
+	if len(bytes.TrimSpace(data)) == 0 {
+		return Identity{}, &IdentityError{Reason: "empty"}
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	var id Identity
+	if err := dec.Decode(&id); err != nil {
+		var typeErr *json.UnmarshalTypeError
+		if errors.As(err, &typeErr) {
+			return Identity{}, &IdentityError{Field: typeErr.Field, Reason: "wrong type", Err: err}
+		}
+		return Identity{}, &IdentityError{Reason: "not a JSON object", Err: err}
+	}
+	if dec.More() {
+		return Identity{}, &IdentityError{Reason: "trailing data after the object"}
+	}
+	if err := id.Validate(); err != nil {
+		return Identity{}, err
+	}
+	return id, nil
+}
+
+// Validate reports the first field that makes id unusable for judging.
+func (id Identity) Validate() error {
+	switch {
+	case id.BootID == "":
+		return &IdentityError{Field: "bootId", Reason: "missing"}
+	case id.PID <= 0:
+		return &IdentityError{Field: "pid", Reason: fmt.Sprintf("%d is not a process id", id.PID)}
+	case id.StartTime == 0:
+		return &IdentityError{Field: "startTime", Reason: "missing"}
+	}
+	return nil
+}
+
+// Marshal returns the stable JSON form of id.
+func (id Identity) Marshal() []byte {
+	b, err := json.Marshal(id)
+	if err != nil {
+		panic("platform: marshal identity: " + err.Error()) // cannot happen: plain fields
+	}
+	return b
+}
+
+// SameProcessTable reports whether id and other live under one kernel boot
+// and pid namespace, so that one's pid means the same process to the other.
+func (id Identity) SameProcessTable(other Identity) bool {
+	return id.BootID == other.BootID && id.PIDNamespace == other.PIDNamespace
+}
+
+// String returns a short form for logs and errors.
+func (id Identity) String() string {
+	return fmt.Sprintf("pid %d on %s (boot %s, start %d)", id.PID, hostOrUnknown(id.Host), shortBoot(id.BootID), id.StartTime)
+}
+
+func hostOrUnknown(h string) string {
+	if h == "" {
+		return "unknown host"
+	}
+	return h
+}
+
+func shortBoot(b string) string {
+	if len(b) > 8 {
+		return b[:8]
+	}
+	return b
+}

@@ -1,0 +1,84 @@
+package platform
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"sync"
+
+	"golang.org/x/sys/unix"
+)
+
+// sZomb is darwin's p_stat of a zombie (sys/proc.h SZOMB).
+const sZomb = 5
+
+type osProcess struct {
+	self func() (Identity, error)
+}
+
+// OSProcess returns the Process of the running operating system.
+func OSProcess() Process { return osProcessValue() }
+
+var osProcessValue = sync.OnceValue(func() Process {
+	return &osProcess{self: sync.OnceValues(readSelf)}
+})
+
+func (p *osProcess) Self() (Identity, error) { return p.self() }
+
+func (p *osProcess) Judge(holder Identity) Verdict {
+	boot, err := readBootID()
+	if err != nil {
+		return Verdict{Unknown, "own process table unreadable: " + err.Error()}
+	}
+	return Judge(Identity{BootID: boot}, holder, probePID)
+}
+
+// readBootID reads kern.bootsessionuuid, or derives an id from
+// kern.boottime on systems that lack it.
+func readBootID() (string, error) {
+	if id, err := unix.Sysctl("kern.bootsessionuuid"); err == nil && id != "" {
+		return id, nil
+	}
+	tv, err := unix.SysctlTimeval("kern.boottime")
+	if err != nil {
+		return "", &SelfError{"kern.boottime", err}
+	}
+	return fmt.Sprintf("boottime-%d.%06d", tv.Sec, tv.Usec), nil
+}
+
+func readSelf() (Identity, error) {
+	boot, err := readBootID()
+	if err != nil {
+		return Identity{}, err
+	}
+	pid := os.Getpid()
+	kp, err := unix.SysctlKinfoProc("kern.proc.pid", pid)
+	if err != nil {
+		return Identity{}, &SelfError{"kern.proc.pid", err}
+	}
+	host, err := os.Hostname()
+	if err != nil {
+		return Identity{}, &SelfError{"host name", err}
+	}
+	id := Identity{Host: host, BootID: boot, PID: pid, StartTime: startMicros(kp)}
+	return id, id.Validate()
+}
+
+func startMicros(kp *unix.KinfoProc) uint64 {
+	tv := kp.Proc.P_starttime
+	return uint64(tv.Sec)*1_000_000 + uint64(tv.Usec)
+}
+
+func probePID(pid int) PIDProbe {
+	kp, err := unix.SysctlKinfoProc("kern.proc.pid", pid)
+	if err == nil && int(kp.Proc.P_pid) == pid {
+		return PIDProbe{Seen: true, StartTime: startMicros(kp), Zombie: kp.Proc.P_stat == sZomb}
+	}
+	switch err := unix.Kill(pid, 0); {
+	case errors.Is(err, unix.ESRCH):
+		return PIDProbe{Gone: true}
+	case errors.Is(err, unix.EPERM):
+		return PIDProbe{Denied: true}
+	}
+	return PIDProbe{}
+}
