@@ -1,0 +1,29 @@
+// Package modelcheck is a small explicit-state model checker: it visits
+// every world a model can reach, breadth first, checks invariants on each
+// new world and on each move, and reports the shortest counterexample.
+//
+// A model is a set of initial worlds and a successor function. Worlds are
+// comparable Go values (structs of small integers and fixed arrays), so
+// the visited set is a Go map; for spaces too large to keep whole, the
+// Fingerprint option keeps a 64-bit hash of each world instead, at the
+// price of a tiny chance of missing a world whose hash collides.
+//
+// The search keeps, for each visited world, its parent and the ordinal of
+// the move that reached it, and rebuilds a counterexample by replaying
+// those moves from the initial world; so the successor function must be
+// deterministic: the same world yields the same moves in the same order.
+//
+// A search that stops at a limit (states or time) says Incomplete, never
+// Passed. A world that has no moves but still owes work (the model's Owes
+// says what) is a violation, as is a broken invariant.
+//
+// The caller's duties:
+//
+//  1. Next yields every move of a world, in a deterministic order, and
+//     neither keeps nor mutates the world it is given.
+//  2. Worlds hold no pointers, slices or maps whose identity matters:
+//     equal worlds must be equal values.
+//  3. Canonical, if set, maps every world to one representative of its
+//     symmetry class, and commutes with Next up to that symmetry.
+//  4. Invariants and Owes are pure functions of the world (and the move).
+package modelcheck
