@@ -35,6 +35,11 @@ type FS interface {
 	ReadDir(name string) ([]fs.DirEntry, error)
 	// EvalSymlinks returns name with every symbolic link resolved.
 	EvalSymlinks(name string) (string, error)
+	// TryLock takes an exclusive advisory lock on name (created if
+	// missing) without waiting, or fails with ErrLocked. The lock belongs
+	// to the open file: it excludes other opens in this process too, and
+	// the kernel drops it when the holder dies.
+	TryLock(name string) (Unlocker, error)
 }
 
 type osFS struct{}

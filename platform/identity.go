@@ -29,6 +29,10 @@ type Identity struct {
 	PIDNamespace uint64 `json:"pidNamespace,omitempty"`
 }
 
+// maxPID is the largest pid a kernel accepts: kill(2) and sysctl take a
+// 32-bit pid_t, and would truncate a larger one to another process's.
+const maxPID = 1<<31 - 1
+
 // maxIdentityJSON bounds what ParseIdentity reads, so that a garbage stamp
 // cannot make it allocate without limit.
 const maxIdentityJSON = 4096
@@ -74,7 +78,8 @@ func ParseIdentity(data []byte) (Identity, error) {
 		}
 		return Identity{}, &IdentityError{Reason: "not a JSON object", Err: err}
 	}
-	if dec.More() {
+	// More() would miss a stray ']' or '}': look at the bytes themselves.
+	if len(bytes.TrimSpace(data[dec.InputOffset():])) > 0 {
 		return Identity{}, &IdentityError{Reason: "trailing data after the object"}
 	}
 	if err := id.Validate(); err != nil {
@@ -88,7 +93,7 @@ func (id Identity) Validate() error {
 	switch {
 	case id.BootID == "":
 		return &IdentityError{Field: "bootId", Reason: "missing"}
-	case id.PID <= 0:
+	case id.PID <= 0 || id.PID > maxPID:
 		return &IdentityError{Field: "pid", Reason: fmt.Sprintf("%d is not a process id", id.PID)}
 	case id.StartTime == 0:
 		return &IdentityError{Field: "startTime", Reason: "missing"}

@@ -60,6 +60,12 @@ func Judge(table, holder Identity, probe func(pid int) PIDProbe) Verdict {
 	if !table.SameProcessTable(holder) {
 		return Verdict{Remote, fmt.Sprintf("another process table (boot %s, pid namespace %d)", shortBoot(holder.BootID), holder.PIDNamespace)}
 	}
+	switch {
+	case holder.PID <= 0: // kill(2) would address a process group
+		return Verdict{Unknown, fmt.Sprintf("%d is not a process id", holder.PID)}
+	case holder.PID > maxPID: // kill(2) and sysctl would truncate it to another pid
+		return Verdict{Dead, fmt.Sprintf("no process can have pid %d", holder.PID)}
+	}
 	p := probe(holder.PID)
 	switch {
 	case p.Gone:

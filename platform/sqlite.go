@@ -2,6 +2,7 @@ package platform
 
 import (
 	"database/sql"
+	"errors"
 	"fmt"
 	"net/url"
 	"path/filepath"
@@ -77,7 +78,9 @@ func DataSource(path string, opts SQLiteOptions) (string, error) {
 	if opts.ReadOnly {
 		q.Set("mode", "ro")
 	}
-	q.Add("_pragma", fmt.Sprintf("busy_timeout(%d)", opts.BusyTimeout.Milliseconds()))
+	// SQLite counts milliseconds: round a shorter positive wait up, not to 0.
+	busy := (opts.BusyTimeout + time.Millisecond - 1) / time.Millisecond
+	q.Add("_pragma", fmt.Sprintf("busy_timeout(%d)", max(busy, 0)))
 	if opts.ExclusiveLocking {
 		q.Add("_pragma", "locking_mode(EXCLUSIVE)")
 	}
@@ -106,4 +109,21 @@ func isWord(s string) bool {
 		}
 	}
 	return s != ""
+}
+
+// SQLite primary result codes that callers act on.
+const (
+	SQLiteBusy     = 5  // SQLITE_BUSY: another connection holds a conflicting lock
+	SQLiteLocked   = 6  // SQLITE_LOCKED: a conflict within one connection's cache
+	SQLiteCantOpen = 14 // SQLITE_CANTOPEN: the file cannot be opened (missing, for read-only)
+)
+
+// SQLiteCode returns the primary SQLite result code carried by err, or 0
+// when err carries none.
+func SQLiteCode(err error) int {
+	var coded interface{ Code() int }
+	if errors.As(err, &coded) {
+		return coded.Code() & 0xff
+	}
+	return 0
 }

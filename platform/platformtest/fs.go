@@ -21,6 +21,7 @@ const (
 	OpStat            Op = "Stat"
 	OpReadDir         Op = "ReadDir"
 	OpEvalSymlinks    Op = "EvalSymlinks"
+	OpTryLock         Op = "TryLock"
 )
 
 // FS wraps a platform.FS and fails the operations a test chooses.
@@ -110,4 +111,9 @@ func (f *FS) ReadDir(name string) ([]fs.DirEntry, error) {
 // EvalSymlinks implements platform.FS.
 func (f *FS) EvalSymlinks(name string) (string, error) {
 	return run(f, OpEvalSymlinks, name, func() (string, error) { return f.base.EvalSymlinks(name) })
+}
+
+// TryLock implements platform.FS.
+func (f *FS) TryLock(name string) (platform.Unlocker, error) {
+	return run(f, OpTryLock, name, func() (platform.Unlocker, error) { return f.base.TryLock(name) })
 }

@@ -1,0 +1,29 @@
+package platform
+
+import (
+	"errors"
+	"os"
+	"sync"
+)
+
+// ErrLocked is returned by FS.TryLock when another open file holds the
+// lock.
+var ErrLocked = errors.New("platform: file is locked")
+
+// Unlocker releases a lock taken by FS.TryLock.
+type Unlocker interface {
+	// Unlock releases the lock and closes the file. It is idempotent.
+	Unlock() error
+}
+
+type fileLock struct {
+	once sync.Once
+	f    *os.File
+	err  error
+}
+
+// Unlock closes the file, which drops the lock.
+func (l *fileLock) Unlock() error {
+	l.once.Do(func() { l.err = l.f.Close() })
+	return l.err
+}

@@ -1,0 +1,115 @@
+package platform
+
+import (
+	"errors"
+	"path/filepath"
+	"sync"
+	"testing"
+)
+
+func TestTryLockExcludesOtherOpensUntilUnlock(t *testing.T) {
+	name := filepath.Join(t.TempDir(), "key.lock")
+	fsys := OSFS()
+	first, err := fsys.TryLock(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := fsys.TryLock(name); !errors.Is(err, ErrLocked) {
+		t.Fatalf("second TryLock while held = %v, want ErrLocked", err)
+	}
+	// Reading the file through another descriptor must not drop the lock,
+	// as closing any descriptor would with fcntl locks.
+	if _, err := fsys.ReadFile(name); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := fsys.TryLock(name); !errors.Is(err, ErrLocked) {
+		t.Fatalf("TryLock after another descriptor closed = %v, want ErrLocked", err)
+	}
+	if err := first.Unlock(); err != nil {
+		t.Fatal(err)
+	}
+	if err := first.Unlock(); err != nil {
+		t.Fatalf("second Unlock = %v, want nil (idempotent)", err)
+	}
+	again, err := fsys.TryLock(name)
+	if err != nil {
+		t.Fatalf("TryLock after Unlock = %v", err)
+	}
+	again.Unlock()
+}
+
+func TestTryLockOneWinnerAmongGoroutines(t *testing.T) {
+	name := filepath.Join(t.TempDir(), "key.lock")
+	const n = 16
+	var (
+		wg      sync.WaitGroup
+		mu      sync.Mutex
+		winners []Unlocker
+		start   = make(chan struct{})
+	)
+	for range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			<-start
+			l, err := OSFS().TryLock(name)
+			if errors.Is(err, ErrLocked) {
+				return
+			}
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			mu.Lock()
+			winners = append(winners, l)
+			mu.Unlock()
+		}()
+	}
+	close(start)
+	wg.Wait()
+	if len(winners) != 1 {
+		t.Fatalf("%d goroutines hold the lock, want 1", len(winners))
+	}
+	winners[0].Unlock()
+}
+
+func TestTryLockMissingDirectory(t *testing.T) {
+	_, err := OSFS().TryLock(filepath.Join(t.TempDir(), "absent", "key.lock"))
+	if err == nil || errors.Is(err, ErrLocked) {
+		t.Fatalf("TryLock in a missing directory = %v, want a path error", err)
+	}
+}
+
+func TestSQLiteCode(t *testing.T) {
+	dir := t.TempDir()
+	name := filepath.Join(dir, "x.db")
+	holder, err := ModerncSQLite().Open(name, SQLiteOptions{ExclusiveLocking: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer holder.Close()
+	if _, err := holder.Exec("CREATE TABLE t(x)"); err != nil {
+		t.Fatal(err)
+	}
+	other, err := ModerncSQLite().Open(name, SQLiteOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	_, err = other.Exec("SELECT * FROM t")
+	if got := SQLiteCode(err); got != SQLiteBusy {
+		t.Errorf("SQLiteCode(%v) = %d, want SQLiteBusy", err, got)
+	}
+	missing, err := ModerncSQLite().Open(filepath.Join(dir, "missing.db"), SQLiteOptions{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer missing.Close()
+	_, err = missing.Exec("SELECT 1 FROM sqlite_master")
+	if got := SQLiteCode(err); got != SQLiteCantOpen {
+		t.Errorf("SQLiteCode(%v) = %d, want SQLiteCantOpen", err, got)
+	}
+	if got := SQLiteCode(errors.New("plain")); got != 0 {
+		t.Errorf("SQLiteCode(plain error) = %d, want 0", got)
+	}
+}

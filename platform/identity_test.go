@@ -1,0 +1,221 @@
+package platform
+
+import (
+	"encoding/json"
+	"errors"
+	"io"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+var sampleIdentity = Identity{
+	Host:         "build-7",
+	BootID:       "3f2c7a1e-9d4b-4c8e-a6f0-5b1d2e7c9a40",
+	PID:          4242,
+	StartTime:    123456789,
+	PIDNamespace: 4026531836,
+}
+
+func TestIdentityJSONFieldNames(t *testing.T) {
+	noNS := sampleIdentity
+	noNS.PIDNamespace = 0
+	tests := []struct {
+		id   Identity
+		want string
+	}{
+		{sampleIdentity, `{"host":"build-7","bootId":"3f2c7a1e-9d4b-4c8e-a6f0-5b1d2e7c9a40","pid":4242,"startTime":123456789,"pidNamespace":4026531836}`},
+		{noNS, `{"host":"build-7","bootId":"3f2c7a1e-9d4b-4c8e-a6f0-5b1d2e7c9a40","pid":4242,"startTime":123456789}`},
+		{Identity{BootID: "b", PID: 1, StartTime: 1}, `{"host":"","bootId":"b","pid":1,"startTime":1}`},
+		{Identity{BootID: "b", PID: 1, StartTime: 1<<64 - 1}, `{"host":"","bootId":"b","pid":1,"startTime":18446744073709551615}`},
+	}
+	for _, tt := range tests {
+		if got := string(tt.id.Marshal()); got != tt.want {
+			t.Errorf("Marshal() =\n%s\nwant\n%s", got, tt.want)
+		}
+		if std, err := json.Marshal(tt.id); err != nil || string(std) != tt.want {
+			t.Errorf("json.Marshal = %s, %v; want %s", std, err, tt.want)
+		}
+	}
+}
+
+func TestIdentityRoundTrip(t *testing.T) {
+	noNS := sampleIdentity
+	noNS.PIDNamespace = 0
+	odd := Identity{Host: "h\u00e9\"\\\n<>", BootID: "x", PID: 1<<31 - 1, StartTime: 1<<64 - 1, PIDNamespace: 1<<64 - 1}
+	for _, id := range []Identity{sampleIdentity, noNS, odd} {
+		got, err := ParseIdentity(id.Marshal())
+		if err != nil || got != id {
+			t.Errorf("ParseIdentity(Marshal(%+v)) = %+v, %v", id, got, err)
+		}
+	}
+}
+
+func TestParseIdentityAccepts(t *testing.T) {
+	tests := []struct {
+		name string
+		in   string
+	}{
+		{"unknown fields", `{"host":"build-7","bootId":"3f2c7a1e-9d4b-4c8e-a6f0-5b1d2e7c9a40","pid":4242,"startTime":123456789,"pidNamespace":4026531836,"future":{"nested":[1,"x",null]},"version":3}`},
+		{"other order, spaces", " \n{ \"pidNamespace\" : 4026531836, \"startTime\":123456789, \"pid\":4242, \"bootId\":\"3f2c7a1e-9d4b-4c8e-a6f0-5b1d2e7c9a40\", \"host\":\"build-7\" }\n"},
+		{"at the size limit", padTo(`{"host":"build-7","bootId":"3f2c7a1e-9d4b-4c8e-a6f0-5b1d2e7c9a40","pid":4242,"startTime":123456789,"pidNamespace":4026531836}`, maxIdentityJSON)},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := ParseIdentity([]byte(tt.in))
+			if err != nil || got != sampleIdentity {
+				t.Errorf("ParseIdentity = %+v, %v; want %+v", got, err, sampleIdentity)
+			}
+		})
+	}
+}
+
+// padTo appends spaces to s until it is n bytes long.
+func padTo(s string, n int) string { return s + strings.Repeat(" ", n-len(s)) }
+
+func TestParseIdentityRejects(t *testing.T) {
+	const valid = `{"host":"h","bootId":"b","pid":5,"startTime":9}`
+	tests := []struct {
+		name      string
+		in        string
+		wantField string // "" for the document as a whole
+		reason    string
+	}{
+		{"empty", "", "", "empty"},
+		{"blank", " \n\t", "", "empty"},
+		{"not JSON", "pid 5 on h", "", "not a JSON object"},
+		{"truncated", `{"host":"h","bootId":"b"`, "", "not a JSON object"},
+		{"array", `[1,2]`, "", "wrong type"},
+		{"string", `"pid 5"`, "", "wrong type"},
+		{"number", `5`, "", "wrong type"},
+		{"empty object", `{}`, "bootId", "missing"},
+		{"host not a string", `{"host":1,"bootId":"b","pid":5,"startTime":9}`, "host", "wrong type"},
+		{"bootId not a string", `{"host":"h","bootId":7,"pid":5,"startTime":9}`, "bootId", "wrong type"},
+		{"pid a string", `{"host":"h","bootId":"b","pid":"5","startTime":9}`, "pid", "wrong type"},
+		{"pid a fraction", `{"host":"h","bootId":"b","pid":5.5,"startTime":9}`, "pid", "wrong type"},
+		{"pid overflows int", `{"host":"h","bootId":"b","pid":1e30,"startTime":9}`, "pid", "wrong type"},
+		{"startTime negative", `{"host":"h","bootId":"b","pid":5,"startTime":-9}`, "startTime", "wrong type"},
+		{"startTime a string", `{"host":"h","bootId":"b","pid":5,"startTime":"9"}`, "startTime", "wrong type"},
+		{"pidNamespace a string", `{"host":"h","bootId":"b","pid":5,"startTime":9,"pidNamespace":"x"}`, "pidNamespace", "wrong type"},
+		{"trailing object", valid + valid, "", "trailing"},
+		{"trailing word", valid + " x", "", "trailing"},
+		{"trailing brace", valid + "}", "", "trailing"},
+		{"trailing bracket", valid + "]", "", "trailing"},
+		{"pid zero", `{"host":"h","bootId":"b","pid":0,"startTime":9}`, "pid", "not a process id"},
+		{"pid negative", `{"host":"h","bootId":"b","pid":-5,"startTime":9}`, "pid", "not a process id"},
+		{"pid missing", `{"host":"h","bootId":"b","startTime":9}`, "pid", "not a process id"},
+		{"pid beyond pid_t", `{"host":"h","bootId":"b","pid":4294967297,"startTime":9}`, "pid", "not a process id"},
+		{"bootId missing", `{"host":"h","pid":5,"startTime":9}`, "bootId", "missing"},
+		{"bootId empty", `{"host":"h","bootId":"","pid":5,"startTime":9}`, "bootId", "missing"},
+		{"startTime missing", `{"host":"h","bootId":"b","pid":5}`, "startTime", "missing"},
+		{"startTime zero", `{"host":"h","bootId":"b","pid":5,"startTime":0}`, "startTime", "missing"},
+		{"too large", padTo(valid, maxIdentityJSON+1), "", "more than 4096"},
+		{"huge", `{"host":"` + strings.Repeat("h", 1<<20) + `","bootId":"b","pid":5,"startTime":9}`, "", "more than 4096"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := ParseIdentity([]byte(tt.in))
+			var ie *IdentityError
+			if !errors.As(err, &ie) {
+				t.Fatalf("ParseIdentity = %+v, %v; want an *IdentityError", got, err)
+			}
+			if got != (Identity{}) {
+				t.Errorf("failed ParseIdentity returned %+v, want the zero Identity", got)
+			}
+			if ie.Field != tt.wantField || !strings.Contains(ie.Reason, tt.reason) {
+				t.Errorf("error field %q reason %q, want field %q reason containing %q", ie.Field, ie.Reason, tt.wantField, tt.reason)
+			}
+			if tt.wantField != "" && !strings.Contains(err.Error(), strconv.Quote(tt.wantField)) {
+				t.Errorf("message %q does not name field %q", err, tt.wantField)
+			}
+		})
+	}
+}
+
+func TestIdentityErrorUnwraps(t *testing.T) {
+	_, err := ParseIdentity([]byte(`{"host":"h","bootId":"b","pid":"5","startTime":9}`))
+	var typeErr *json.UnmarshalTypeError
+	if !errors.As(err, &typeErr) {
+		t.Fatalf("%v does not wrap the *json.UnmarshalTypeError", err)
+	}
+	_, err = ParseIdentity([]byte(`pid 5`))
+	var syntaxErr *json.SyntaxError
+	if !errors.As(err, &syntaxErr) {
+		t.Errorf("%v does not wrap the *json.SyntaxError", err)
+	}
+	if _, err = ParseIdentity([]byte(`{"pid":5`)); !errors.Is(err, io.ErrUnexpectedEOF) {
+		t.Errorf("%v does not wrap io.ErrUnexpectedEOF", err)
+	}
+}
+
+func TestIdentityErrorMessage(t *testing.T) {
+	tests := []struct {
+		err  *IdentityError
+		want string
+	}{
+		{&IdentityError{Reason: "empty"}, "platform: invalid process identity: empty"},
+		{&IdentityError{Field: "pid", Reason: "0 is not a process id"}, `platform: invalid process identity field "pid": 0 is not a process id`},
+		{&IdentityError{Field: "host", Reason: "wrong type", Err: errors.New("cause")}, `platform: invalid process identity field "host": wrong type: cause`},
+	}
+	for _, tt := range tests {
+		if got := tt.err.Error(); got != tt.want {
+			t.Errorf("Error() = %q, want %q", got, tt.want)
+		}
+	}
+}
+
+func TestIdentityValidate(t *testing.T) {
+	if err := sampleIdentity.Validate(); err != nil {
+		t.Errorf("Validate(%+v) = %v", sampleIdentity, err)
+	}
+	noHost := sampleIdentity
+	noHost.Host = ""
+	if err := noHost.Validate(); err != nil {
+		t.Errorf("the host is for people to read; Validate without it = %v", err)
+	}
+}
+
+func TestSameProcessTable(t *testing.T) {
+	a := Identity{Host: "a", BootID: "boot-1", PID: 10, StartTime: 100, PIDNamespace: 5}
+	with := func(f func(*Identity)) Identity { id := a; f(&id); return id }
+	tests := []struct {
+		name string
+		b    Identity
+		want bool
+	}{
+		{"itself", a, true},
+		{"another process", with(func(id *Identity) { id.PID, id.StartTime = 11, 200 }), true},
+		{"renamed host", with(func(id *Identity) { id.Host = "b" }), true},
+		{"another boot", with(func(id *Identity) { id.BootID = "boot-2" }), false},
+		{"another pid namespace", with(func(id *Identity) { id.PIDNamespace = 6 }), false},
+		{"no namespace recorded", with(func(id *Identity) { id.PIDNamespace = 0 }), false},
+	}
+	for _, tt := range tests {
+		if got := a.SameProcessTable(tt.b); got != tt.want {
+			t.Errorf("%s: SameProcessTable = %v, want %v", tt.name, got, tt.want)
+		}
+		if got := tt.b.SameProcessTable(a); got != tt.want {
+			t.Errorf("%s: SameProcessTable is not symmetric", tt.name)
+		}
+	}
+	darwin := Identity{BootID: "x", PID: 1, StartTime: 1}
+	if !darwin.SameProcessTable(Identity{BootID: "x", PID: 2, StartTime: 2}) {
+		t.Error("identities without pid namespaces (darwin) of one boot must share a table")
+	}
+}
+
+func TestIdentityString(t *testing.T) {
+	tests := []struct {
+		id   Identity
+		want string
+	}{
+		{sampleIdentity, "pid 4242 on build-7 (boot 3f2c7a1e, start 123456789)"},
+		{Identity{BootID: "short", PID: 1, StartTime: 2}, "pid 1 on unknown host (boot short, start 2)"},
+		{Identity{Host: "h", BootID: "12345678", PID: 3, StartTime: 4}, "pid 3 on h (boot 12345678, start 4)"},
+	}
+	for _, tt := range tests {
+		if got := tt.id.String(); got != tt.want {
+			t.Errorf("String() = %q, want %q", got, tt.want)
+		}
+	}
+}

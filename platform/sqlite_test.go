@@ -1,0 +1,297 @@
+package platform
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"io/fs"
+	"net/url"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"modernc.org/sqlite"
+	sqlite3 "modernc.org/sqlite/lib"
+)
+
+// openDB opens path and closes the handle at the end of the test.
+func openDB(t *testing.T, path string, opts SQLiteOptions) *sql.DB {
+	t.Helper()
+	db, err := ModerncSQLite().Open(path, opts)
+	if err != nil {
+		t.Fatalf("Open(%q, %+v): %v", path, opts, err)
+	}
+	t.Cleanup(func() {
+		if err := db.Close(); err != nil {
+			t.Errorf("close %s: %v", path, err)
+		}
+	})
+	return db
+}
+
+// sqliteCode returns the primary SQLite result code in err, or -1.
+func sqliteCode(err error) int {
+	var e *sqlite.Error
+	if errors.As(err, &e) {
+		return e.Code() & 0xff
+	}
+	return -1
+}
+
+func mustExec(t *testing.T, db interface {
+	ExecContext(context.Context, string, ...any) (sql.Result, error)
+}, query string) {
+	t.Helper()
+	if _, err := db.ExecContext(context.Background(), query); err != nil {
+		t.Fatalf("%s: %v", query, err)
+	}
+}
+
+// uriPath is an absolute path as a file: URI spells it: with slashes, and
+// a leading one before a windows volume.
+func uriPath(abs string) string {
+	p := filepath.ToSlash(abs)
+	if !strings.HasPrefix(p, "/") {
+		p = "/" + p
+	}
+	return p
+}
+
+func TestDataSourceOptions(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "x.db")
+	tests := []struct {
+		name       string
+		opts       SQLiteOptions
+		wantMode   string
+		wantPragma []string
+		wantTxLock string
+	}{
+		{"defaults", SQLiteOptions{}, "", []string{"busy_timeout(0)"}, ""},
+		{"read only", SQLiteOptions{ReadOnly: true}, "ro", []string{"busy_timeout(0)"}, ""},
+		{"busy timeout", SQLiteOptions{BusyTimeout: 1500 * time.Millisecond}, "", []string{"busy_timeout(1500)"}, ""},
+		{"exclusive locking", SQLiteOptions{ExclusiveLocking: true}, "", []string{"busy_timeout(0)", "locking_mode(EXCLUSIVE)"}, ""},
+		{"journal mode", SQLiteOptions{JournalMode: "WAL"}, "", []string{"busy_timeout(0)", "journal_mode(WAL)"}, ""},
+		{"deferred", SQLiteOptions{TxLock: "deferred"}, "", []string{"busy_timeout(0)"}, "deferred"},
+		{"immediate", SQLiteOptions{TxLock: "immediate"}, "", []string{"busy_timeout(0)"}, "immediate"},
+		{"exclusive", SQLiteOptions{TxLock: "exclusive"}, "", []string{"busy_timeout(0)"}, "exclusive"},
+		{"all", SQLiteOptions{ReadOnly: true, BusyTimeout: time.Second, ExclusiveLocking: true, JournalMode: "truncate", TxLock: "immediate"},
+			"ro", []string{"busy_timeout(1000)", "locking_mode(EXCLUSIVE)", "journal_mode(truncate)"}, "immediate"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dsn, err := DataSource(path, tt.opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			u, err := url.Parse(dsn)
+			if err != nil {
+				t.Fatalf("DataSource = %q: %v", dsn, err)
+			}
+			q := u.Query()
+			if u.Scheme != "file" || u.Path != uriPath(path) || q.Get("mode") != tt.wantMode ||
+				!slices.Equal(q["_pragma"], tt.wantPragma) || q.Get("_txlock") != tt.wantTxLock {
+				t.Errorf("DataSource = %q: scheme %q path %q mode %q pragmas %q txlock %q", dsn, u.Scheme, u.Path, q.Get("mode"), q["_pragma"], q.Get("_txlock"))
+			}
+		})
+	}
+}
+
+func TestDataSourceRelativePath(t *testing.T) {
+	dsn, err := DataSource("x.db", SQLiteOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	abs, err := filepath.Abs("x.db")
+	if err != nil {
+		t.Fatal(err)
+	}
+	u, err := url.Parse(dsn)
+	if err != nil || u.Path != uriPath(abs) {
+		t.Fatalf("DataSource(relative) = %q (%v), want the absolute path %q", dsn, err, abs)
+	}
+}
+
+func TestDataSourceRejects(t *testing.T) {
+	tests := []struct {
+		name string
+		opts SQLiteOptions
+	}{
+		{"journal mode with a statement", SQLiteOptions{JournalMode: "wal); DROP TABLE t; --"}},
+		{"journal mode with a space", SQLiteOptions{JournalMode: "wal mode"}},
+		{"journal mode with a digit", SQLiteOptions{JournalMode: "wal2"}},
+		{"journal mode not ASCII", SQLiteOptions{JournalMode: "w\u00e4l"}},
+		{"unknown tx lock", SQLiteOptions{TxLock: "bogus"}},
+		{"tx lock in capitals", SQLiteOptions{TxLock: "EXCLUSIVE"}},
+		{"tx lock with a statement", SQLiteOptions{TxLock: "immediate; DROP TABLE t"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			path := filepath.Join(dir, "x.db")
+			dsn, err := DataSource(path, tt.opts)
+			var se *SQLiteError
+			if !errors.As(err, &se) || se.Path != path {
+				t.Fatalf("DataSource = %q, %v; want an *SQLiteError for %s", dsn, err, path)
+			}
+			db, err := ModerncSQLite().Open(path, tt.opts)
+			if !errors.As(err, &se) || db != nil {
+				t.Fatalf("Open = %v, %v; want no handle and an *SQLiteError", db, err)
+			}
+			wantDir(t, dir)
+		})
+	}
+}
+
+// TestSQLiteOpenEscapesPath: characters that mean something in a URI
+// reach the file name intact, and no other file is created.
+func TestSQLiteOpenEscapesPath(t *testing.T) {
+	for _, name := range []string{"plain", "with space", "what?mode=ro", "100%", "100%25", "hash#frag", "a?b%c#d &e=f;g+h"} {
+		t.Run(name, func(t *testing.T) {
+			// SQLite reports the path with symbolic links resolved.
+			root, err := filepath.EvalSymlinks(t.TempDir())
+			if err != nil {
+				t.Fatal(err)
+			}
+			dir := filepath.Join(root, name+" dir")
+			if err := os.Mkdir(dir, 0o700); err != nil {
+				t.Fatal(err)
+			}
+			path := filepath.Join(dir, name+".db")
+			db := openDB(t, path, SQLiteOptions{})
+			if _, err := os.Stat(path); !errors.Is(err, fs.ErrNotExist) {
+				t.Fatalf("Open touched the file: %v", err)
+			}
+			mustExec(t, db, "CREATE TABLE t (x)")
+			wantDir(t, root, name+" dir")
+			wantDir(t, dir, name+".db")
+			var file string
+			if err := db.QueryRow("SELECT file FROM pragma_database_list WHERE name = 'main'").Scan(&file); err != nil {
+				t.Fatal(err)
+			}
+			if file != path {
+				t.Fatalf("SQLite opened %q, want %q", file, path)
+			}
+		})
+	}
+}
+
+func TestSQLitePragmasApply(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "x.db")
+	db := openDB(t, path, SQLiteOptions{BusyTimeout: 1500 * time.Millisecond, ExclusiveLocking: true, JournalMode: "truncate"})
+	tests := []struct{ pragma, want string }{
+		{"busy_timeout", "1500"},
+		{"locking_mode", "exclusive"},
+		{"journal_mode", "truncate"},
+	}
+	for _, tt := range tests {
+		var got string
+		if err := db.QueryRow("PRAGMA " + tt.pragma).Scan(&got); err != nil {
+			t.Fatal(err)
+		}
+		if got != tt.want {
+			t.Errorf("PRAGMA %s = %q, want %q", tt.pragma, got, tt.want)
+		}
+	}
+}
+
+func TestSQLiteReadOnlyMissingFile(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "missing.db")
+	db := openDB(t, path, SQLiteOptions{ReadOnly: true})
+	var n int
+	err := db.QueryRow("SELECT count(*) FROM sqlite_master").Scan(&n)
+	if code := sqliteCode(err); code != sqlite3.SQLITE_CANTOPEN {
+		t.Fatalf("first statement on a missing read-only database = %v (code %d), want SQLITE_CANTOPEN", err, code)
+	}
+	wantDir(t, dir)
+}
+
+func TestSQLiteReadOnlyExistingFile(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "x.db")
+	rw := openDB(t, path, SQLiteOptions{})
+	mustExec(t, rw, "CREATE TABLE t (x); INSERT INTO t VALUES (1)")
+	ro := openDB(t, path, SQLiteOptions{ReadOnly: true})
+	var n int
+	if err := ro.QueryRow("SELECT count(*) FROM t").Scan(&n); err != nil || n != 1 {
+		t.Fatalf("read = %d, %v; want 1", n, err)
+	}
+	_, err := ro.Exec("INSERT INTO t VALUES (2)")
+	if code := sqliteCode(err); code != sqlite3.SQLITE_READONLY {
+		t.Fatalf("write on a read-only handle = %v (code %d), want SQLITE_READONLY", err, code)
+	}
+}
+
+// TestSQLiteExclusiveLocking: a connection in exclusive locking mode
+// keeps the file locked after its write has committed, until it closes.
+func TestSQLiteExclusiveLocking(t *testing.T) {
+	for _, exclusive := range []bool{false, true} {
+		t.Run(map[bool]string{false: "normal", true: "exclusive"}[exclusive], func(t *testing.T) {
+			ctx := context.Background()
+			path := filepath.Join(t.TempDir(), "x.db")
+			holder := openDB(t, path, SQLiteOptions{ExclusiveLocking: exclusive})
+			conn, err := holder.Conn(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			mustExec(t, conn, "CREATE TABLE t (x); INSERT INTO t VALUES (1)")
+			other := openDB(t, path, SQLiteOptions{})
+			var n int
+			err = other.QueryRow("SELECT count(*) FROM t").Scan(&n)
+			switch code := sqliteCode(err); {
+			case exclusive && code != sqlite3.SQLITE_BUSY:
+				t.Fatalf("read beside an exclusive writer = %v (code %d), want SQLITE_BUSY", err, code)
+			case !exclusive && (err != nil || n != 1):
+				t.Fatalf("read beside a normal writer = %d, %v; want 1", n, err)
+			}
+			if err := conn.Close(); err != nil {
+				t.Fatal(err)
+			}
+			if err := holder.Close(); err != nil {
+				t.Fatal(err)
+			}
+			if err := other.QueryRow("SELECT count(*) FROM t").Scan(&n); err != nil || n != 1 {
+				t.Fatalf("read after the writer closed = %d, %v; want 1", n, err)
+			}
+		})
+	}
+}
+
+// TestSQLiteTxLock: BEGIN takes the lock TxLock names before any
+// statement of the transaction runs.
+func TestSQLiteTxLock(t *testing.T) {
+	tests := []struct {
+		txLock              string
+		readBusy, writeBusy bool
+	}{
+		{"", false, false},
+		{"deferred", false, false},
+		{"immediate", false, true},
+		{"exclusive", true, true},
+	}
+	for _, tt := range tests {
+		t.Run("txlock="+tt.txLock, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "x.db")
+			setup := openDB(t, path, SQLiteOptions{})
+			mustExec(t, setup, "CREATE TABLE t (x)")
+			holder := openDB(t, path, SQLiteOptions{TxLock: tt.txLock})
+			tx, err := holder.Begin()
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer func() { _ = tx.Rollback() }()
+			other := openDB(t, path, SQLiteOptions{})
+			var n int
+			readErr := other.QueryRow("SELECT count(*) FROM t").Scan(&n)
+			_, writeErr := other.Exec("INSERT INTO t VALUES (1)")
+			if got := sqliteCode(readErr) == sqlite3.SQLITE_BUSY; got != tt.readBusy || (!got && readErr != nil) {
+				t.Errorf("read beside an open transaction: %v, want busy %v", readErr, tt.readBusy)
+			}
+			if got := sqliteCode(writeErr) == sqlite3.SQLITE_BUSY; got != tt.writeBusy || (!got && writeErr != nil) {
+				t.Errorf("write beside an open transaction: %v, want busy %v", writeErr, tt.writeBusy)
+			}
+		})
+	}
+}
