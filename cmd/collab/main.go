@@ -2,8 +2,14 @@
 //
 // Usage:
 //
+//	collab gen [-out DIR] [-pkg NAME] SPEC.fsm...
+//	                           generate Go policies from spec files (as fsmgen)
 //	collab identity            print this process's identity and how it judges itself
 //	collab judge STAMP|-       judge a stored identity (JSON) from this process table
+//	collab lock [--wait] [--timeout D] PATH -- COMMAND [ARG...]
+//	                           run COMMAND holding the process lock at PATH
+//	collab lock status [--json] PATH
+//	                           tell whether the lock is held, and by whom
 //	collab help                list the commands
 package main
 
@@ -12,6 +18,8 @@ import (
 	"io"
 	"os"
 	"sort"
+
+	"github.com/rivus/collab/gen"
 )
 
 // command is one subcommand: run gets the arguments after its name.
@@ -22,8 +30,10 @@ type command struct {
 
 func commands() map[string]command {
 	return map[string]command{
+		"gen":      {"generate Go policies from spec files: gen [-out DIR] [-pkg NAME] SPEC.fsm...", runGen},
 		"identity": {"print this process's identity (JSON) and its judgement", runIdentity},
 		"judge":    {"judge a stored identity: collab judge '{...}' or - for stdin", runJudge},
+		"lock":     {"run a command holding a process lock; lock status PATH tells who holds it", runLock},
 	}
 }
 
@@ -56,4 +66,8 @@ func usage(w io.Writer, cmds map[string]command) {
 	for _, n := range names {
 		fmt.Fprintf(w, "  %-10s %s\n", n, cmds[n].summary)
 	}
+}
+
+func runGen(args []string, _ io.Reader, _, stderr io.Writer) int {
+	return gen.Main("collab gen", args, stderr)
 }

@@ -3,6 +3,8 @@ package main
 import (
 	"bytes"
 	"errors"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -78,5 +80,26 @@ func TestHelpListsCommands(t *testing.T) {
 	code, out, _ := runCLI(t, "", "help")
 	if code != 0 || !strings.Contains(out, "identity") || !strings.Contains(out, "judge") {
 		t.Fatalf("exit %d, output %q", code, out)
+	}
+}
+
+func TestGenWritesPolicyFromSpec(t *testing.T) {
+	out := t.TempDir()
+	code, _, errOut := runCLI(t, "", "gen", "-pkg", "mypolicy", "-out", out, "../../spec/lane.fsm")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	for _, name := range []string{"lane_gen.go", "lane_gen_test.go", "lane.dot", "lane.mmd"} {
+		if _, err := os.Stat(filepath.Join(out, name)); err != nil {
+			t.Errorf("collab gen did not write %s: %v", name, err)
+		}
+	}
+	bad := filepath.Join(t.TempDir(), "bad.fsm")
+	if err := os.WriteFile(bad, []byte("machine X\nstate A initial\nA --Nope --> A\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, _, errOut = runCLI(t, "", "gen", "-pkg", "p", "-out", t.TempDir(), bad)
+	if code != 1 || !strings.Contains(errOut, "bad.fsm:3:") {
+		t.Fatalf("invalid spec: exit %d, stderr %q; want exit 1 naming bad.fsm:3", code, errOut)
 	}
 }
