@@ -1,12 +1,13 @@
 # collab: the targets CI and people run. `make help` lists them.
 GO ?= go
 
-.PHONY: help demo generate verify test bench cross
+.PHONY: help demo generate verify test modelcheck bench cross
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-10s %s\n", $$1, $$2}'
 
-demo: ## the main job: show this process's identity and how it judges others
+demo: ## the main job: model-check every shipped policy, then show this process's identity
+	$(GO) run ./cmd/collab check --progress
 	$(GO) run ./cmd/collab identity
 
 generate: ## regenerate fsm/ from spec/
@@ -22,6 +23,9 @@ verify: ## gofmt, vet, staticcheck, tidy and generated code up to date
 
 test: ## all tests, with the race detector
 	$(GO) test -race -count=1 ./...
+
+modelcheck: ## model-check the shipped policies (collab check)
+	$(GO) run ./cmd/collab check
 
 bench: ## benchmarks, each with its in-process baseline
 	$(GO) test -run='^$$' -bench=. -benchmem ./...

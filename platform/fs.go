@@ -15,9 +15,11 @@ type FS interface {
 	// ReadFile returns the contents of name.
 	ReadFile(name string) ([]byte, error)
 	// CreateExclusive creates name holding data, or fails with an error
-	// matching fs.ErrExist. The data is written and synced to a private
-	// temporary file first, then linked to name, so no reader ever sees
-	// name empty or partly written.
+	// matching fs.ErrExist. The data is written to a private temporary
+	// file first, then linked to name, so no reader ever sees name empty
+	// or partly written while the machine runs. It is not synced: it is
+	// for lock files, whose meaning ends with the boot, and a crash of the
+	// machine may leave the file missing or empty.
 	CreateExclusive(name string, data []byte, perm fs.FileMode) error
 	// WriteFileAtomic replaces name with data: a synced temporary file is
 	// renamed over it and the directory synced, so readers see the old or
@@ -56,19 +58,16 @@ func (osFS) ReadDir(name string) ([]fs.DirEntry, error)   { return os.ReadDir(na
 func (osFS) EvalSymlinks(name string) (string, error)     { return filepath.EvalSymlinks(name) }
 
 func (osFS) CreateExclusive(name string, data []byte, perm fs.FileMode) error {
-	tmp, err := writeTemp(name, data, perm)
+	tmp, err := writeTemp(name, data, perm, false)
 	if err != nil {
 		return err
 	}
 	defer os.Remove(tmp)
-	if err := os.Link(tmp, name); err != nil {
-		return err
-	}
-	return syncDir(filepath.Dir(name))
+	return os.Link(tmp, name)
 }
 
 func (osFS) WriteFileAtomic(name string, data []byte, perm fs.FileMode) error {
-	tmp, err := writeTemp(name, data, perm)
+	tmp, err := writeTemp(name, data, perm, true)
 	if err != nil {
 		return err
 	}
@@ -78,16 +77,16 @@ func (osFS) WriteFileAtomic(name string, data []byte, perm fs.FileMode) error {
 	return syncDir(filepath.Dir(name))
 }
 
-// writeTemp writes data to a new file beside name, syncs it, and returns
-// its path. The random part keeps concurrent writers apart.
-func writeTemp(name string, data []byte, perm fs.FileMode) (string, error) {
+// writeTemp writes data to a new file beside name, syncs it if durable,
+// and returns its path. The random part keeps concurrent writers apart.
+func writeTemp(name string, data []byte, perm fs.FileMode, durable bool) (string, error) {
 	tmp := TempName(name)
 	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm)
 	if err != nil {
 		return "", err
 	}
 	_, err = f.Write(data)
-	if err == nil {
+	if err == nil && durable {
 		err = f.Sync()
 	}
 	if cerr := f.Close(); err == nil {

@@ -2,10 +2,19 @@
 //
 // Usage:
 //
+//	collab check [--timeout D] [--max-states N] [--fingerprint] [--progress] [SPEC.fsm...]
+//	                           model-check the shipped policies, or specs against
+//	                           their family's world; exit 1 with the trace on a violation
 //	collab gen [-out DIR] [-pkg NAME] SPEC.fsm...
 //	                           generate Go policies from spec files (as fsmgen)
 //	collab identity            print this process's identity and how it judges itself
 //	collab judge STAMP|-       judge a stored identity (JSON) from this process table
+//	collab lease run --store STORE --key KEY [--ttl D] [--heartbeat D] [--wait] -- COMMAND [ARG...]
+//	                           run COMMAND holding a lease; COLLAB_LEASE_KEY and
+//	                           COLLAB_LEASE_TOKEN in its environment; exit 75 when
+//	                           held, 76 when the lease was lost (the command stopped)
+//	collab lease ls --store STORE [--json]
+//	                           list keys with generation, state, holder, age
 //	collab lock [--wait] [--timeout D] PATH -- COMMAND [ARG...]
 //	                           run COMMAND holding the process lock at PATH
 //	collab lock status [--json] PATH
@@ -30,9 +39,11 @@ type command struct {
 
 func commands() map[string]command {
 	return map[string]command{
+		"check":    {"model-check the shipped policies, or specs against their family: check [SPEC.fsm...]", runCheck},
 		"gen":      {"generate Go policies from spec files: gen [-out DIR] [-pkg NAME] SPEC.fsm...", runGen},
 		"identity": {"print this process's identity (JSON) and its judgement", runIdentity},
 		"judge":    {"judge a stored identity: collab judge '{...}' or - for stdin", runJudge},
+		"lease":    {"run a command holding a lease (lease run), or list a store's leases (lease ls)", runLease},
 		"lock":     {"run a command holding a process lock; lock status PATH tells who holds it", runLock},
 	}
 }

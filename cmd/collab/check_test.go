@@ -1,0 +1,42 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestCheckShippedPoliciesPass(t *testing.T) {
+	code, out, errOut := runCLI(t, "", "check")
+	if code != 0 {
+		t.Fatalf("exit %d\n%s%s", code, out, errOut)
+	}
+	for _, family := range []string{"Turn", "Lane", "Lease"} {
+		if !lineHas(out, family, "passed") {
+			t.Errorf("no passed line for %s:\n%s", family, out)
+		}
+	}
+}
+
+func TestCheckCatchesAMutatedSpecWithItsTrace(t *testing.T) {
+	spec := "../../fsm/testdata/mutations/lane-follow-up-dropped.fsm"
+	code, out, errOut := runCLI(t, "", "check", spec)
+	if code != 1 || !strings.Contains(out, "violated") || !strings.Contains(out, "violation of") || !strings.Contains(out, "  1. ") {
+		t.Fatalf("exit %d, stdout:\n%s\nstderr: %s", code, out, errOut)
+	}
+}
+
+func TestCheckReportsSpecErrorsAndLimits(t *testing.T) {
+	bad := filepath.Join(t.TempDir(), "bad.fsm")
+	if err := os.WriteFile(bad, []byte("machine X family lane\nstate A initial\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if code, _, errOut := runCLI(t, "", "check", bad); code != 1 || !strings.Contains(errOut, "bad.fsm:") {
+		t.Fatalf("invalid spec: exit %d, stderr %q", code, errOut)
+	}
+	code, out, _ := runCLI(t, "", "check", "--max-states", "10", "../../spec/lease.fsm")
+	if code != 1 || !strings.Contains(out, "incomplete") {
+		t.Fatalf("a state limit must give incomplete and exit 1: exit %d, %q", code, out)
+	}
+}

@@ -1,0 +1,235 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os/signal"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/rivus/collab/lease"
+	"github.com/rivus/collab/platform"
+)
+
+// exitLeaseLost is the status of `collab lease run` when the lease was lost
+// while the command ran (the command was then stopped): EX_PROTOCOL.
+const exitLeaseLost = 76
+
+// store is an open repository and how to close it.
+type store struct {
+	repo  lease.Repository
+	close func() error
+}
+
+// openStore opens STORE: "dir:PATH" for the file repository, anything
+// else a SQLite database path.
+func openStore(p *platform.Platform, spec string) (store, error) {
+	if dir, ok := strings.CutPrefix(spec, "dir:"); ok {
+		r, err := lease.OpenFileRepository(p, dir)
+		return store{r, func() error { return nil }}, err
+	}
+	if spec == "" {
+		return store{}, errors.New("--store is required: a SQLite file path, or dir:PATH")
+	}
+	r, err := lease.OpenSQLiteRepository(p, spec)
+	if err != nil {
+		return store{}, err
+	}
+	return store{r, r.Close}, nil
+}
+
+func runLease(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	if len(args) > 0 {
+		switch args[0] {
+		case "run":
+			return runLeaseRun(args[1:], stdin, stdout, stderr)
+		case "ls":
+			return runLeaseLs(args[1:], stdout, stderr)
+		}
+	}
+	fmt.Fprintln(stderr, "usage: collab lease run --store STORE --key KEY [--ttl D] [--heartbeat D] [--wait] -- COMMAND [ARG...]\n       collab lease ls --store STORE [--json]")
+	return 2
+}
+
+func runLeaseRun(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("collab lease run", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	storeSpec := fs.String("store", "", "a SQLite file path, or dir:PATH for one JSON file per key")
+	key := fs.String("key", "", "the key to lease")
+	ttl := fs.Duration("ttl", time.Minute, "the lease's time to live")
+	heartbeat := fs.Duration("heartbeat", 15*time.Second, "how often to renew (at most ttl/2)")
+	wait := fs.Bool("wait", false, "wait for the holder instead of exiting 75 at once")
+	grace := fs.Duration("grace", 10*time.Second, "after loss, time between SIGTERM and SIGKILL of the command")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	// The flag package consumes the "--" that ends the flags.
+	argv := fs.Args()
+	if len(argv) > 0 && argv[0] == "--" {
+		argv = argv[1:]
+	}
+	if *key == "" || len(argv) == 0 {
+		fmt.Fprintln(stderr, "usage: collab lease run --store STORE --key KEY [--ttl D] [--heartbeat D] [--wait] -- COMMAND [ARG...]")
+		return 2
+	}
+	// Validate the flags before the store is opened (or created).
+	cfg := lease.Config{TTL: *ttl, Heartbeat: *heartbeat, Repository: lease.NewMemoryRepository(), Platform: host()}
+	if err := cfg.Validate(); err != nil {
+		fmt.Fprintf(stderr, "collab lease run: %v\n", err)
+		return 2
+	}
+	st, err := openStore(host(), *storeSpec)
+	if err != nil {
+		fmt.Fprintf(stderr, "collab lease run: %v\n", err)
+		return 1
+	}
+	defer st.close()
+	cfg.Repository = st.repo
+	m, err := lease.NewManager(cfg)
+	if err != nil {
+		fmt.Fprintf(stderr, "collab lease run: %v\n", err)
+		return 1
+	}
+	defer m.Close()
+	l, code := acquireLease(m, *key, *wait, *heartbeat, stderr)
+	if l == nil {
+		return code
+	}
+	defer l.Close()
+	env := []string{"COLLAB_LEASE_KEY=" + *key, "COLLAB_LEASE_TOKEN=" + strconv.FormatUint(uint64(l.Token()), 10)}
+	status, lost := supervise(child{argv: argv, env: env, stdin: stdin, stdout: stdout, stderr: stderr, lost: l.Lost(), grace: *grace})
+	if lost && errors.Is(l.Err(), lease.ErrLost) {
+		fmt.Fprintf(stderr, "collab lease run: lease %q lost; the command was stopped\n", *key)
+		return exitLeaseLost
+	}
+	return status
+}
+
+// acquireLease acquires key, retrying every heartbeat with wait until an
+// interrupt; it returns the lease, or nil and the exit status.
+func acquireLease(m *lease.Manager, key string, wait bool, every time.Duration, stderr io.Writer) (*lease.Lease, int) {
+	ctx, stop := signal.NotifyContext(context.Background(), forwardedSignals...)
+	defer stop()
+	for {
+		l, err := m.Acquire(ctx, key)
+		var held *lease.HeldError
+		switch {
+		case err == nil:
+			return l, 0
+		case errors.As(err, &held) && !wait:
+			fmt.Fprintf(stderr, "collab lease run: %q is held by pid %d on %s\n", key, held.Holder.PID, held.Holder.Host)
+			return nil, exitHeld
+		case !errors.As(err, &held):
+			fmt.Fprintf(stderr, "collab lease run: %v\n", err)
+			return nil, 1
+		}
+		select {
+		case <-time.After(every):
+		case <-ctx.Done():
+			fmt.Fprintln(stderr, "collab lease run: interrupted while waiting")
+			return nil, 130
+		}
+	}
+}
+
+// leaseRow is one line of `collab lease ls`.
+type leaseRow struct {
+	Key        string             `json:"key"`
+	Generation lease.Token        `json:"generation"`
+	State      string             `json:"state"` // held, released, expired
+	Holder     *platform.Identity `json:"holder"`
+	Age        string             `json:"age"` // since the last renewal, by the holder's wall clock
+}
+
+func runLeaseLs(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("collab lease ls", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	storeSpec := fs.String("store", "", "a SQLite file path, or dir:PATH")
+	asJSON := fs.Bool("json", false, "print JSON lines")
+	if err := fs.Parse(args); err != nil || fs.NArg() != 0 {
+		fmt.Fprintln(stderr, "usage: collab lease ls --store STORE [--json]")
+		return 2
+	}
+	p := host()
+	st, err := openStore(p, *storeSpec)
+	if err != nil {
+		fmt.Fprintf(stderr, "collab lease ls: %v\n", err)
+		return 1
+	}
+	defer st.close()
+	rows, err := listLeases(context.Background(), st.repo, p.GetClock().Now())
+	if err != nil {
+		fmt.Fprintf(stderr, "collab lease ls: %v\n", err)
+		return 1
+	}
+	if *asJSON {
+		enc := json.NewEncoder(stdout)
+		for _, r := range rows {
+			_ = enc.Encode(r)
+		}
+		return 0
+	}
+	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "KEY\tGENERATION\tSTATE\tHOLDER\tAGE")
+	for _, r := range rows {
+		holder := "-"
+		if r.Holder != nil {
+			holder = fmt.Sprintf("pid %d on %s", r.Holder.PID, r.Holder.Host)
+		}
+		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\n", r.Key, r.Generation, r.State, holder, r.Age)
+	}
+	return boolStatus(tw.Flush() == nil)
+}
+
+// listLeases reads every record of a repository that can list its keys.
+// A record that cannot be read is reported, and the others still listed.
+func listLeases(ctx context.Context, repo lease.Repository, now time.Time) ([]leaseRow, error) {
+	lister, ok := repo.(lease.Lister)
+	if !ok {
+		return nil, errors.New("this store cannot list its keys")
+	}
+	keys, err := lister.Keys(ctx)
+	if err != nil {
+		return nil, err
+	}
+	rows := make([]leaseRow, 0, len(keys))
+	var errs []error
+	for _, k := range keys {
+		rec, ok, err := repo.Load(ctx, k)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		if ok {
+			rows = append(rows, rowOf(k, rec.Snapshot, now))
+		}
+	}
+	return rows, errors.Join(errs...)
+}
+
+func rowOf(key string, s lease.Snapshot, now time.Time) leaseRow {
+	age := now.Sub(s.RenewedAt)
+	r := leaseRow{Key: key, Generation: s.Generation, State: "held", Age: age.Round(time.Second).String()}
+	holder := s.Holder
+	r.Holder = &holder
+	switch {
+	case s.Released:
+		r.State = "released"
+	case age > s.TTL:
+		r.State = "expired"
+	}
+	return r
+}
+
+func boolStatus(ok bool) int {
+	if ok {
+		return 0
+	}
+	return 1
+}

@@ -1,0 +1,172 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/rivus/collab/lease"
+	"github.com/rivus/collab/platform"
+)
+
+// stores are the two kinds of STORE the command takes.
+func stores(t *testing.T) map[string]string {
+	dir := t.TempDir()
+	return map[string]string{"sqlite": filepath.Join(dir, "leases.db"), "file": "dir:" + filepath.Join(dir, "leases")}
+}
+
+func TestLeaseRunPassesKeyAndToken(t *testing.T) {
+	for name, store := range stores(t) {
+		t.Run(name, func(t *testing.T) {
+			for want := 1; want <= 2; want++ {
+				code, out, errOut := runCLI(t, "", "lease", "run", "--store", store, "--key", "job/1", "--",
+					"sh", "-c", `echo "$COLLAB_LEASE_KEY $COLLAB_LEASE_TOKEN"`)
+				if code != 0 || strings.TrimSpace(out) != "job/1 "+strconv.Itoa(want) {
+					t.Fatalf("run %d: exit %d, stdout %q, stderr %q", want, code, out, errOut)
+				}
+			}
+			code, out, errOut := runCLI(t, "", "lease", "run", "--store", store, "--key", "k", "--", "sh", "-c", "exit 4")
+			if code != 4 {
+				t.Fatalf("exit %d, want the command's 4; %q %q", code, out, errOut)
+			}
+		})
+	}
+}
+
+// holdLease runs `collab lease run` with a command that holds until its
+// stdin closes; it returns once the lease is held, with a func that ends
+// the command and returns the exit status.
+func holdLease(t *testing.T, args ...string) (end func() int) {
+	t.Helper()
+	stdinR, stdinW := io.Pipe()
+	stdoutR, stdoutW := io.Pipe()
+	done := make(chan int, 1)
+	go func() {
+		var errb bytes.Buffer
+		argv := append([]string{"lease", "run"}, args...)
+		argv = append(argv, "--", "sh", "-c", "echo ready; read line || true")
+		done <- run(argv, stdinR, stdoutW, &errb)
+		stdoutW.Close()
+	}()
+	if line, err := bufio.NewReader(stdoutR).ReadString('\n'); err != nil || line != "ready\n" {
+		t.Fatalf("command said %q, %v", line, err)
+	}
+	go io.Copy(io.Discard, stdoutR)
+	return func() int {
+		stdinW.Close()
+		return <-done
+	}
+}
+
+func TestLeaseRunHeldExits75(t *testing.T) {
+	for name, store := range stores(t) {
+		t.Run(name, func(t *testing.T) {
+			end := holdLease(t, "--store", store, "--key", "k")
+			self, _ := platform.OS().Process.Self()
+			code, out, errOut := runCLI(t, "", "lease", "run", "--store", store, "--key", "k", "--", "echo", "ran")
+			if code != exitHeld || out != "" || !strings.Contains(errOut, "held by pid") || !strings.Contains(errOut, self.Host) {
+				t.Fatalf("exit %d (want %d), stdout %q, stderr %q", code, exitHeld, out, errOut)
+			}
+			if code := end(); code != 0 {
+				t.Fatalf("holder exit %d", code)
+			}
+		})
+	}
+}
+
+func TestLeaseRunStopsTheCommandOnLoss(t *testing.T) {
+	store := filepath.Join(t.TempDir(), "leases.db")
+	stdoutR, stdoutW := io.Pipe()
+	done := make(chan int, 1)
+	var errb bytes.Buffer
+	go func() {
+		done <- run([]string{"lease", "run", "--store", store, "--key", "k", "--ttl", "400ms", "--heartbeat", "50ms", "--grace", "5s",
+			"--", "sh", "-c", "echo ready; exec sleep 60"}, strings.NewReader(""), stdoutW, &errb)
+		stdoutW.Close()
+	}()
+	if line, err := bufio.NewReader(stdoutR).ReadString('\n'); err != nil || line != "ready\n" {
+		t.Fatalf("command said %q, %v", line, err)
+	}
+	// Another writer moves the record: the holder's next renewal conflicts.
+	repo, err := lease.OpenSQLiteRepository(platform.OS(), store)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer repo.Close()
+	ctx := context.Background()
+	rec, _, err := repo.Load(ctx, "k")
+	if err != nil {
+		t.Fatal(err)
+	}
+	thief := rec.Snapshot
+	thief.Generation++
+	if _, err := repo.Save(ctx, "k", thief, rec.Revision); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case code := <-done:
+		if code != exitLeaseLost || !strings.Contains(errb.String(), "lost") {
+			t.Fatalf("exit %d (want %d), stderr %q", code, exitLeaseLost, errb.String())
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("the command was not stopped after the lease was lost")
+	}
+}
+
+func TestLeaseLs(t *testing.T) {
+	for name, store := range stores(t) {
+		t.Run(name, func(t *testing.T) {
+			if code, _, errOut := runCLI(t, "", "lease", "run", "--store", store, "--key", "done", "--", "true"); code != 0 {
+				t.Fatal(errOut)
+			}
+			end := holdLease(t, "--store", store, "--key", "busy")
+			defer end()
+			code, out, errOut := runCLI(t, "", "lease", "ls", "--store", store)
+			if code != 0 || !strings.Contains(out, "KEY") || !lineHas(out, "busy", "held") || !lineHas(out, "done", "released") {
+				t.Fatalf("exit %d, stdout %q, stderr %q", code, out, errOut)
+			}
+			code, out, _ = runCLI(t, "", "lease", "ls", "--store", store, "--json")
+			var rows []leaseRow
+			dec := json.NewDecoder(strings.NewReader(out))
+			for dec.More() {
+				var r leaseRow
+				if err := dec.Decode(&r); err != nil {
+					t.Fatal(err)
+				}
+				rows = append(rows, r)
+			}
+			if code != 0 || len(rows) != 2 || rows[0].Key != "busy" || rows[0].State != "held" || rows[1].State != "released" || rows[0].Holder == nil {
+				t.Fatalf("--json: exit %d, rows %+v", code, rows)
+			}
+		})
+	}
+}
+
+// lineHas reports whether some line of out holds both words.
+func lineHas(out, a, b string) bool {
+	for _, l := range strings.Split(out, "\n") {
+		if strings.Contains(l, a) && strings.Contains(l, b) {
+			return true
+		}
+	}
+	return false
+}
+
+func TestLeaseUsage(t *testing.T) {
+	for _, args := range [][]string{{"lease"}, {"lease", "run", "--store", "x"}, {"lease", "run", "--key", "k", "--store", "x"}, {"lease", "ls", "extra"}} {
+		if code, _, _ := runCLI(t, "", args...); code != 2 {
+			t.Errorf("collab %q: exit %d, want 2", args, code)
+		}
+	}
+	store := filepath.Join(t.TempDir(), "x.db")
+	if code, _, errOut := runCLI(t, "", "lease", "run", "--store", store, "--key", "k", "--ttl", "1s", "--heartbeat", "1s", "--", "true"); code != 2 || !strings.Contains(errOut, "Heartbeat") {
+		t.Errorf("invalid config: exit %d, stderr %q", code, errOut)
+	}
+}

@@ -1,0 +1,193 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/rivus/collab/plock"
+)
+
+// exitHeld is the status of `collab lock` when the lock is held: EX_TEMPFAIL.
+const exitHeld = 75
+
+func runLock(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	if len(args) > 0 && args[0] == "status" {
+		return runLockStatus(args[1:], stdout, stderr)
+	}
+	fs := flag.NewFlagSet("collab lock", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	wait := fs.Bool("wait", false, "wait for the holder instead of exiting 75 at once")
+	timeout := fs.Duration("timeout", 0, "with --wait, give up after this long (0: wait for ever)")
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "usage: collab lock [--wait] [--timeout DURATION] PATH -- COMMAND [ARG...]\n       collab lock status [--json] PATH")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	rest := fs.Args()
+	if len(rest) < 3 || rest[1] != "--" {
+		fs.Usage()
+		return 2
+	}
+	path, argv := rest[0], rest[2:]
+	ctx := context.Background()
+	if *timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, *timeout)
+		defer cancel()
+	}
+	lock, err := plock.Acquire(ctx, host(), path, plock.Options{Wait: *wait || *timeout > 0})
+	if err != nil {
+		return lockFailed(stderr, path, err)
+	}
+	defer lock.Release()
+	return runHolding(argv, stdin, stdout, stderr)
+}
+
+// lockFailed reports a failed acquisition: held (or timed out waiting)
+// exits 75 naming the holder, anything else 1.
+func lockFailed(stderr io.Writer, path string, err error) int {
+	var held *plock.HeldError
+	switch {
+	case errors.As(err, &held) && held.Holder != nil:
+		fmt.Fprintf(stderr, "collab lock: %s is held by pid %d on %s\n", path, held.Holder.PID, held.Holder.Host)
+		return exitHeld
+	case errors.As(err, &held):
+		fmt.Fprintf(stderr, "collab lock: %s is held (holder unknown)\n", path)
+		return exitHeld
+	case errors.Is(err, context.DeadlineExceeded):
+		fmt.Fprintf(stderr, "collab lock: %s: timed out waiting for the holder\n", path)
+		return exitHeld
+	}
+	fmt.Fprintf(stderr, "collab lock: %v\n", err)
+	return 1
+}
+
+// runHolding runs argv to its end, passing on the signals that would end
+// this process, and returns its exit status (128+N when signal N killed it).
+func runHolding(argv []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	status, _ := supervise(child{argv: argv, stdin: stdin, stdout: stdout, stderr: stderr})
+	return status
+}
+
+// child is a command to run while a lock or lease is held.
+type child struct {
+	argv           []string
+	env            []string // added to this process's environment
+	stdin          io.Reader
+	stdout, stderr io.Writer
+	lost           <-chan struct{} // when closed, the child is stopped
+	grace          time.Duration   // between SIGTERM and SIGKILL after lost
+}
+
+// supervise runs c to its end, passing on the signals that would end this
+// process. When c.lost closes it sends the child SIGTERM, then SIGKILL
+// after c.grace. It returns the child's exit status (128+N when signal N
+// killed it), and whether c.lost closed.
+func supervise(c child) (status int, lost bool) {
+	cmd := exec.Command(c.argv[0], c.argv[1:]...)
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = c.stdin, c.stdout, c.stderr
+	if len(c.env) > 0 {
+		cmd.Env = append(os.Environ(), c.env...)
+	}
+	sigs := make(chan os.Signal, 4)
+	signal.Notify(sigs, forwardedSignals...)
+	defer signal.Stop(sigs)
+	if err := cmd.Start(); err != nil {
+		fmt.Fprintf(c.stderr, "collab: %v\n", err)
+		return 127, false
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	var kill <-chan time.Time
+	for {
+		select {
+		case s := <-sigs:
+			_ = cmd.Process.Signal(s)
+		case <-c.lost:
+			c.lost, lost = nil, true
+			_ = cmd.Process.Signal(terminateSignal)
+			timer := time.NewTimer(c.grace)
+			defer timer.Stop()
+			kill = timer.C
+		case <-kill:
+			_ = cmd.Process.Kill()
+		case err := <-done:
+			return exitStatus(err, c.stderr), lost
+		}
+	}
+}
+
+func exitStatus(err error, stderr io.Writer) int {
+	var exit *exec.ExitError
+	if err == nil {
+		return 0
+	}
+	if !errors.As(err, &exit) {
+		fmt.Fprintf(stderr, "collab lock: %v\n", err)
+		return 1
+	}
+	if ws, ok := exit.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		return 128 + int(ws.Signal())
+	}
+	return exit.ExitCode()
+}
+
+// lockStatus is the --json form of `collab lock status`.
+type lockStatus struct {
+	Path   string `json:"path"`
+	Held   bool   `json:"held"`
+	Holder any    `json:"holder"`
+}
+
+func runLockStatus(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("collab lock status", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	asJSON := fs.Bool("json", false, "print JSON")
+	if err := fs.Parse(args); err != nil || fs.NArg() != 1 {
+		fmt.Fprintln(stderr, "usage: collab lock status [--json] PATH")
+		return 2
+	}
+	path := fs.Arg(0)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	r, err := plock.Inspect(ctx, host(), path)
+	if err != nil {
+		fmt.Fprintf(stderr, "collab lock status: %v\n", err)
+		return 2
+	}
+	if *asJSON {
+		st := lockStatus{Path: path, Held: r.Held}
+		if r.Holder != nil {
+			st.Holder = r.Holder
+		}
+		b, _ := json.Marshal(st)
+		fmt.Fprintf(stdout, "%s\n", b)
+	} else {
+		fmt.Fprintln(stdout, describeStatus(path, r))
+	}
+	if r.Held {
+		return 0
+	}
+	return 1
+}
+
+func describeStatus(path string, r plock.Report) string {
+	switch {
+	case !r.Held:
+		return path + ": free"
+	case r.Holder == nil:
+		return path + ": held (holder unknown)"
+	}
+	return fmt.Sprintf("%s: held by pid %d on %s", path, r.Holder.PID, r.Holder.Host)
+}

@@ -1,0 +1,125 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/rivus/collab/platform"
+	"github.com/rivus/collab/plock"
+)
+
+func TestLockRunsCommandAndExitsWithItsStatus(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "job.lock")
+	tests := []struct {
+		name string
+		argv []string
+		code int
+	}{
+		{"success", []string{"true"}, 0},
+		{"exit status", []string{"sh", "-c", "exit 3"}, 3},
+		{"killed by SIGTERM", []string{"sh", "-c", "kill -TERM $$"}, 128 + 15},
+		{"missing command", []string{filepath.Join(t.TempDir(), "absent")}, 127},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			code, _, errOut := runCLI(t, "", append([]string{"lock", path, "--"}, tc.argv...)...)
+			if code != tc.code {
+				t.Fatalf("exit %d, want %d; stderr %q", code, tc.code, errOut)
+			}
+			if held, err := plock.IsHeld(context.Background(), platform.OS(), path); err != nil || held {
+				t.Fatalf("lock still held after the command: %v, %v", held, err)
+			}
+		})
+	}
+}
+
+// otherSQLite is a SQLite value of its own, so that locks taken through
+// it meet this process's other locks in SQLite, as another process would.
+type otherSQLite struct{ platform.SQLite }
+
+func TestLockIsHeldWhileTheCommandRuns(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "job.lock")
+	stdinR, stdinW := io.Pipe()
+	stdoutR, stdoutW := io.Pipe()
+	done := make(chan int)
+	go func() {
+		var errb bytes.Buffer
+		done <- run([]string{"lock", path, "--", "sh", "-c", "echo ready; read line || true"}, stdinR, stdoutW, &errb)
+	}()
+	line, err := bufio.NewReader(stdoutR).ReadString('\n')
+	if err != nil || line != "ready\n" {
+		t.Fatalf("command said %q, %v", line, err)
+	}
+	other := *platform.OS()
+	other.SQLite = &otherSQLite{other.SQLite}
+	if held, err := plock.IsHeld(context.Background(), &other, path); err != nil || !held {
+		t.Fatalf("IsHeld while the command runs = %v, %v; want true", held, err)
+	}
+	stdinW.Close()
+	if code := <-done; code != 0 {
+		t.Fatalf("exit %d", code)
+	}
+	if held, err := plock.IsHeld(context.Background(), &other, path); err != nil || held {
+		t.Fatalf("IsHeld after the command = %v, %v; want false", held, err)
+	}
+}
+
+func TestLockHeldExits75NamingTheHolder(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "job.lock")
+	l, err := plock.Acquire(context.Background(), platform.OS(), path, plock.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Release()
+	self, _ := platform.OS().Process.Self()
+	code, out, errOut := runCLI(t, "", "lock", path, "--", "sh", "-c", "echo ran")
+	if code != exitHeld || out != "" || !strings.Contains(errOut, "pid "+strconv.Itoa(self.PID)) || !strings.Contains(errOut, self.Host) {
+		t.Fatalf("exit %d (want %d), stdout %q, stderr %q", code, exitHeld, out, errOut)
+	}
+	code, _, errOut = runCLI(t, "", "lock", "--wait", "--timeout", "20ms", path, "--", "true")
+	if code != exitHeld || !strings.Contains(errOut, "timed out") {
+		t.Fatalf("--timeout: exit %d, stderr %q", code, errOut)
+	}
+}
+
+func TestLockStatus(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "job.lock")
+	code, out, _ := runCLI(t, "", "lock", "status", path)
+	if code != 1 || !strings.Contains(out, "free") {
+		t.Fatalf("free lock: exit %d, output %q", code, out)
+	}
+	l, err := plock.Acquire(context.Background(), platform.OS(), path, plock.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Release()
+	self, _ := platform.OS().Process.Self()
+	code, out, _ = runCLI(t, "", "lock", "status", path)
+	if code != 0 || !strings.Contains(out, "held by pid "+strconv.Itoa(self.PID)) {
+		t.Fatalf("held lock: exit %d, output %q", code, out)
+	}
+	code, out, _ = runCLI(t, "", "lock", "status", "--json", path)
+	var st struct {
+		Path   string             `json:"path"`
+		Held   bool               `json:"held"`
+		Holder *platform.Identity `json:"holder"`
+	}
+	if err := json.Unmarshal([]byte(out), &st); err != nil || code != 0 || !st.Held || st.Holder == nil || st.Holder.PID != self.PID {
+		t.Fatalf("--json: exit %d, output %q, %v", code, out, err)
+	}
+}
+
+func TestLockUsage(t *testing.T) {
+	for _, args := range [][]string{{"lock"}, {"lock", "p"}, {"lock", "p", "x", "y"}, {"lock", "status"}} {
+		if code, _, _ := runCLI(t, "", args...); code != 2 {
+			t.Errorf("collab %q: exit %d, want 2", args, code)
+		}
+	}
+}

@@ -1,0 +1,10 @@
+package main
+
+import "os"
+
+// forwardedSignals reach the locked command instead of ending collab.
+var forwardedSignals = []os.Signal{os.Interrupt}
+
+// terminateSignal asks a child to end; windows has no SIGTERM, so it is
+// killed at once.
+var terminateSignal os.Signal = os.Kill

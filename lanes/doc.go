@@ -1,0 +1,59 @@
+// Package lanes runs work per key: at most one activation of a key at a
+// time, at most MaxConcurrent activations at once across all keys, and
+// keys waiting for a slot served in arrival order.
+//
+// Wake(key) never waits for the activation. An idle key starts at once
+// while a slot is free and nobody waits (Started); otherwise it waits at
+// the back of the queue (Queued), or fails with ErrQueueFull when
+// MaxQueued lanes already wait. Every wake that arrives before an
+// activation starts is served by it: waking a waiting key changes nothing
+// (Coalesced); waking a running key makes it owe one follow-up activation
+// (Queued the first time, Coalesced after). The owed follow-up takes a
+// queue place at once, so such a wake fails with ErrQueueFull when
+// MaxQueued lanes already wait; a successful wake is never dropped except
+// by Cancel or Close. When the activation ends, the follow-up goes to the
+// back of the queue, or starts at once if a slot is free and nobody waits;
+// so a key woken again while it ran waits behind the keys queued meanwhile.
+// Without MaxQueued the queue holds at most one entry per key.
+//
+// # Interruption
+//
+// Go cannot kill a goroutine: the lanes interrupt an activation by
+// cancelling its context (Cancel, Close, TurnTimeout; context.Cause says
+// which), and everything that waits for an activation to end waits for
+// Activate to return. An activation that returns nil succeeded even if an
+// interruption arrived meanwhile; one that returns its context's error
+// after an interruption was Interrupted; any other error, a panic or a
+// runtime.Goexit is Failed. OnExit hears each of these, and Interrupted
+// with Started false for an owed activation dropped by Cancel or Close
+// before it started (then Activate was never called). OnExit runs before
+// the key's lane moves on and before its slot passes to another key; a
+// panic in it is logged as a warning and the lanes go on.
+//
+// Cancel(ctx, key) drops the wakes key owes, interrupts its activation and
+// returns once Activate has returned and OnExit has run. Close refuses
+// later wakes with ErrClosed, drops the queue, interrupts every activation
+// and waits for them; cancelling the ctx given to New closes the lanes too.
+// Activations run with that ctx's values, not its cancellation.
+//
+// Nothing is persisted: lanes live in one process. A key's entry is
+// deleted when it goes idle, so memory does not grow with the number of
+// keys ever woken.
+//
+// # Policy
+//
+// Each key's lane is an instance of the generated lane policy
+// (spec/lane.fsm): the runtime supplies the facts slotFree, queueRoom and
+// queueEmpty and carries out the policy's outputs; it never looks at state
+// names. A custom policy of the lane family can be passed in
+// Config.Policy. A policy may refuse Wake (it means ErrClosed); any other
+// refusal panics, as a policy that does not fit this runtime.
+//
+// The caller's duties:
+//
+//  1. Activate returns soon after its context is cancelled.
+//  2. OnExit does not call Cancel or Close of the same lanes, nor wait
+//     for them.
+//  3. Close is called (or New's ctx cancelled) before the program drops
+//     the lanes, so that their goroutines end.
+package lanes

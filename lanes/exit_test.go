@@ -1,0 +1,166 @@
+package lanes
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"runtime"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+)
+
+var errOwn = errors.New("own failure")
+
+// panicker and goexiter are named so that their frames can be found in
+// the stack a Failed exit carries.
+func panicker(context.Context, string) error { panic("kaboom") }
+
+func goexiter(context.Context, string) error {
+	runtime.Goexit()
+	return nil
+}
+
+// OnExit hears how each activation ended: on its own (nil, an error, a
+// panic, runtime.Goexit) or after an interruption by Cancel.
+func TestExit(t *testing.T) {
+	tests := []struct {
+		name      string
+		activate  func(context.Context, string) error
+		interrupt bool   // Cancel the activation once it runs
+		want      Exit   // compared with ==, unless wantErr is set
+		wantErr   error  // Failed with this error (errors.Is)
+		stackHas  string // a frame the Failed exit's stack must hold
+	}{
+		{name: "nil", activate: func(context.Context, string) error { return nil }, want: Succeeded{}},
+		{name: "error", activate: func(context.Context, string) error { return errOwn }, wantErr: errOwn},
+		{name: "context error without interruption",
+			activate: func(context.Context, string) error { return context.Canceled }, wantErr: context.Canceled},
+		{name: "panic", activate: panicker, wantErr: &PanicError{}, stackHas: "lanes.panicker"},
+		{name: "Goexit", activate: goexiter, wantErr: ErrGoexit, stackHas: "lanes.goexiter"},
+		{name: "interrupted, returns ctx.Err", interrupt: true,
+			activate: func(ctx context.Context, _ string) error { <-ctx.Done(); return ctx.Err() },
+			want:     Interrupted{Started: true, Cause: ErrCancelled}},
+		{name: "interrupted, returns the cause wrapped", interrupt: true,
+			activate: func(ctx context.Context, _ string) error {
+				<-ctx.Done()
+				return fmt.Errorf("stopping: %w", context.Cause(ctx))
+			},
+			want: Interrupted{Started: true, Cause: ErrCancelled}},
+		{name: "interrupted, returns nil", interrupt: true,
+			activate: func(ctx context.Context, _ string) error { <-ctx.Done(); return nil },
+			want:     Succeeded{}},
+		{name: "interrupted, returns its own error", interrupt: true,
+			activate: func(ctx context.Context, _ string) error { <-ctx.Done(); return errOwn },
+			wantErr:  errOwn},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			exits := make(chan Exit, 2)
+			running := make(chan struct{}, 2)
+			l := newLanes(t, Config[string]{
+				Activate: func(ctx context.Context, key string) error {
+					running <- struct{}{}
+					return tt.activate(ctx, key)
+				},
+				OnExit: func(_ string, e Exit) { exits <- e },
+			})
+			wakeWant(t, l, "a", Started)
+			recv(t, running, "the activation")
+			if tt.interrupt {
+				if err := l.Cancel(context.Background(), "a"); err != nil {
+					t.Fatalf("Cancel: %v", err)
+				}
+			}
+			got := recv(t, exits, "OnExit")
+			if tt.wantErr == nil {
+				if got != tt.want {
+					t.Fatalf("exit = %#v, want %#v", got, tt.want)
+				}
+				return
+			}
+			f, ok := got.(Failed)
+			if !ok {
+				t.Fatalf("exit = %#v, want Failed", got)
+			}
+			var pe *PanicError
+			switch {
+			case errors.As(tt.wantErr, &pe):
+				if !errors.As(f.Err, &pe) || pe.Value != "kaboom" {
+					t.Errorf("Err = %v, want a *PanicError with value kaboom", f.Err)
+				}
+			case !errors.Is(f.Err, tt.wantErr):
+				t.Errorf("Err = %v, want %v", f.Err, tt.wantErr)
+			}
+			if tt.stackHas != "" && !bytes.Contains(f.Stack, []byte(tt.stackHas)) {
+				t.Errorf("stack does not show %s:\n%s", tt.stackHas, f.Stack)
+			}
+			if tt.stackHas == "" && f.Stack != nil {
+				t.Errorf("an error of the activation's own carries a stack")
+			}
+			// The lanes go on: the key runs again.
+			wakeWant(t, l, "a", Started)
+			recv(t, running, "the next activation")
+			if tt.interrupt {
+				l.Cancel(context.Background(), "a")
+			}
+			recv(t, exits, "OnExit of the next activation")
+		})
+	}
+}
+
+// lockedBuffer is a log destination safe for the activations' goroutines.
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// A panic in OnExit is logged as a warning and the lanes go on: the slot
+// passes on and the key runs again.
+func TestOnExitPanic(t *testing.T) {
+	var log lockedBuffer
+	var calls atomic.Int32
+	heard := make(chan string, 4)
+	l := newLanes(t, Config[string]{
+		Activate: func(context.Context, string) error { return nil },
+		OnExit: func(key string, _ Exit) {
+			if calls.Add(1) == 1 {
+				panic("onexit-bug")
+			}
+			heard <- key
+		},
+		Logger: slog.New(slog.NewTextHandler(&log, nil)),
+	})
+	wakeWant(t, l, "a", Started)
+	wakeWant(t, l, "b", Queued) // runs only once a's slot passes on
+	if k := recv(t, heard, "OnExit after the panic"); k != "b" {
+		t.Errorf("OnExit heard %s, want b", k)
+	}
+	// b ran, so a's lane stepped past its activation: a starts afresh.
+	wakeWant(t, l, "a", Started)
+	if k := recv(t, heard, "OnExit of a's next activation"); k != "a" {
+		t.Errorf("OnExit heard %s, want a", k)
+	}
+	l.Close()
+	out := log.String()
+	for _, want := range []string{"level=WARN", "OnExit panicked", "onexit-bug", "key=a"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("log lacks %q:\n%s", want, out)
+		}
+	}
+}

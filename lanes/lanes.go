@@ -1,0 +1,180 @@
+package lanes
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/rivus/collab/fsm"
+	"github.com/rivus/collab/policy"
+)
+
+// WakeResult says what a successful Wake did.
+type WakeResult uint8
+
+const (
+	// Started: an activation of the key started.
+	Started WakeResult = iota + 1
+	// Queued: the key waits for a slot, or, while its activation runs,
+	// owes one follow-up activation.
+	Queued
+	// Coalesced: an activation still to start already serves this wake.
+	Coalesced
+)
+
+func (r WakeResult) String() string {
+	switch r {
+	case Started:
+		return "started"
+	case Queued:
+		return "queued"
+	case Coalesced:
+		return "coalesced"
+	}
+	return fmt.Sprintf("WakeResult(%d)", uint8(r))
+}
+
+// Lanes runs activations per key, one at a time per key, at most
+// MaxConcurrent at once, with waiting keys served in arrival order.
+type Lanes[K comparable] struct {
+	cfg     Config[K]
+	pol     policy.Policy
+	base    context.Context // activations inherit its values
+	stopCtx func() bool     // stops the ctx watch that closes the lanes
+
+	mu sync.Mutex
+	// lanes holds the keys that are not idle; an idle key has no entry
+	// (the policy's forget output deletes it), so memory does not grow
+	// with the number of keys ever woken.
+	lanes    map[K]*lane[K]
+	queue    waitQueue[K] // waiting lanes, longest-waiting first
+	reserved int          // queue places held by owed follow-ups
+	running  int          // activations running
+	closed   bool
+	granting bool // a round of slot grants is under way
+
+	activations sync.WaitGroup
+	closeOnce   sync.Once
+}
+
+// lane is one key's state; its fields change only with Lanes.mu held.
+type lane[K comparable] struct {
+	key      K
+	state    policy.StateID
+	run      *activation // the running activation, or nil
+	queued   bool        // the lane is in the wait queue
+	prev     *lane[K]    // neighbours in the wait queue
+	next     *lane[K]
+	queuedAt time.Duration // when the lane entered the queue
+}
+
+// New starts lanes. Activations run with ctx's values; when ctx ends, the
+// lanes close.
+func New[K comparable](ctx context.Context, cfg Config[K]) (*Lanes[K], error) {
+	cfg, err := cfg.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	pol := cfg.Policy
+	if pol == nil {
+		pol = fsm.LanePolicy
+	}
+	l := &Lanes[K]{cfg: cfg, pol: pol, base: context.WithoutCancel(ctx), lanes: map[K]*lane[K]{}}
+	l.stopCtx = context.AfterFunc(ctx, func() { l.Close() })
+	return l, nil
+}
+
+// Wake asks for an activation of key and never waits for it. It returns
+// ErrQueueFull when the wake needs a queue place and none is left, and
+// ErrClosed after Close.
+func (l *Lanes[K]) Wake(key K) (WakeResult, error) {
+	var fx effects[K]
+	defer fx.run(l)
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	ln := l.laneLocked(key, &fx)
+	res, out := l.stepLocked(ln, trWake, &fx)
+	switch {
+	case res.Verdict == policy.Rejected:
+		return 0, ErrClosed
+	case out.Has(outQueueFull):
+		return 0, ErrQueueFull
+	case out.Has(outStarted):
+		return Started, nil
+	case out.Has(outQueued):
+		return Queued, nil
+	case out.Has(outCoalesced):
+		return Coalesced, nil
+	}
+	panic(fmt.Sprintf("lanes: lane policy %s answered Wake in state %s with no wake result", l.pol.Name(), l.pol.Table().States[res.Next].Name))
+}
+
+// Cancel drops the wakes key owes and interrupts its running activation,
+// then waits until the activation has returned and OnExit has run. If ctx
+// ends first it returns context.Cause(ctx); the cancellation itself stands.
+func (l *Lanes[K]) Cancel(ctx context.Context, key K) error {
+	var fx effects[K]
+	l.mu.Lock()
+	var run *activation
+	if ln, ok := l.lanes[key]; ok {
+		l.stepLocked(ln, trCancel, &fx)
+		run = ln.run
+	}
+	l.mu.Unlock()
+	fx.run(l)
+	if run == nil {
+		return nil
+	}
+	select {
+	case <-run.ended:
+		return nil
+	case <-ctx.Done():
+		return context.Cause(ctx)
+	}
+}
+
+// Close refuses later wakes with ErrClosed, drops the queue, interrupts
+// every running activation and waits for them to return. It is idempotent
+// and safe to call from several goroutines; each call returns once every
+// activation has ended.
+func (l *Lanes[K]) Close() error {
+	l.closeOnce.Do(func() {
+		l.stopCtx()
+		var fx effects[K]
+		l.mu.Lock()
+		l.closed = true
+		// Waiting lanes first, in queue order, so that their dropped
+		// wakes are reported in the order they were made.
+		lanes := make([]*lane[K], 0, len(l.lanes))
+		for ln := l.queue.front(); ln != nil; ln = ln.next {
+			lanes = append(lanes, ln)
+		}
+		for _, ln := range l.lanes {
+			if !ln.queued {
+				lanes = append(lanes, ln)
+			}
+		}
+		for _, ln := range lanes {
+			l.stepLocked(ln, trClose, &fx)
+		}
+		l.mu.Unlock()
+		fx.run(l)
+	})
+	l.activations.Wait()
+	return nil
+}
+
+// laneLocked returns key's lane, creating it idle; after Close a new lane
+// is closed before anything else reaches it.
+func (l *Lanes[K]) laneLocked(key K, fx *effects[K]) *lane[K] {
+	if ln, ok := l.lanes[key]; ok {
+		return ln
+	}
+	ln := &lane[K]{key: key, state: l.pol.Initial()}
+	l.lanes[key] = ln
+	if l.closed {
+		l.stepLocked(ln, trClose, fx)
+	}
+	return ln
+}

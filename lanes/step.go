@@ -1,0 +1,151 @@
+package lanes
+
+import (
+	"fmt"
+
+	"github.com/rivus/collab/policy"
+)
+
+// effects collects what a step asks for that must happen after Lanes.mu
+// is released: OnExit calls for owed activations dropped before they
+// started.
+type effects[K comparable] struct {
+	dropped []droppedWake[K]
+}
+
+type droppedWake[K comparable] struct {
+	key   K
+	cause error
+}
+
+// run carries out the collected effects, with Lanes.mu not held.
+func (fx *effects[K]) run(l *Lanes[K]) {
+	for _, d := range fx.dropped {
+		l.onExit(d.key, Interrupted{Started: false, Cause: d.cause})
+	}
+	fx.dropped = nil
+}
+
+// stepLocked fires trigger at key's lane with the facts of this moment,
+// carries out the outputs, and then grants free slots to the queue.
+func (l *Lanes[K]) stepLocked(ln *lane[K], trigger policy.TriggerID, fx *effects[K]) (policy.Result, policy.Outputs) {
+	res := l.pol.Step(ln.state, trigger, l.factsLocked())
+	if res.Verdict == policy.Rejected && trigger != trWake {
+		// Only Wake may be refused (after Close); any other rejection is a
+		// policy that does not fit this runtime.
+		panic(fmt.Sprintf("lanes: lane policy %s rejected %s in state %s", l.pol.Name(),
+			l.pol.Table().Triggers[trigger].Name, l.pol.Table().States[ln.state].Name))
+	}
+	ln.state = res.Next
+	l.applyLocked(ln, trigger, res.Outputs, fx)
+	if !l.granting {
+		// After every step, free slots go to the queue's head; the
+		// grants' own steps do not start another round.
+		l.granting = true
+		l.grantSlotsLocked(fx)
+		l.granting = false
+	}
+	return res, res.Outputs
+}
+
+// factsLocked computes the facts every lane step sees.
+func (l *Lanes[K]) factsLocked() policy.Facts {
+	var f policy.Facts
+	if l.queue.len() == 0 {
+		f |= factQueueEmpty
+		if l.running < l.cfg.MaxConcurrent {
+			f |= factSlotFree
+		}
+	}
+	switch {
+	case l.cfg.MaxQueued == 0: // unbounded
+		f |= factQueueRoom
+	case l.cfg.MaxQueued > 0 && l.queue.len()+l.reserved < l.cfg.MaxQueued:
+		f |= factQueueRoom
+	}
+	return f
+}
+
+// applyLocked carries out a step's outputs in the family's order. An
+// output the runtime cannot carry out is a policy that does not fit it,
+// and panics rather than corrupt the counts.
+func (l *Lanes[K]) applyLocked(ln *lane[K], trigger policy.TriggerID, out policy.Outputs, fx *effects[K]) {
+	key := ln.key
+	fault := func(what string) {
+		panic(fmt.Sprintf("lanes: lane policy %s asked to %s in state %s", l.pol.Name(), what, l.pol.Table().States[ln.state].Name))
+	}
+	if out.Has(outDequeue) {
+		if !ln.queued {
+			fault("dequeue a lane that does not wait")
+		}
+		l.queue.remove(ln)
+		l.cfg.Hooks.queueDepth(l.queue.len())
+		if out.Has(outStart) {
+			l.cfg.Hooks.waited(key, l.cfg.Clock.Monotonic()-ln.queuedAt)
+		}
+	}
+	if out.Has(outUnreserve) {
+		if l.reserved == 0 {
+			fault("give back a queue place nobody holds")
+		}
+		l.reserved--
+	}
+	if out.Has(outInterrupt) && trigger == trTimeout {
+		l.cfg.Hooks.timedOut(key)
+	}
+	if out.Has(outInterrupt) && ln.run != nil {
+		ln.run.cancel(l.interruptCause(trigger))
+	}
+	if out.Has(outReleaseSlot) {
+		if ln.run == nil {
+			fault("release a slot the lane does not hold")
+		}
+		l.running--
+		ln.run = nil
+	}
+	if out.Has(outReserve) {
+		l.reserved++
+	}
+	if out.Has(outEnqueue) {
+		if ln.queued {
+			fault("enqueue a lane that already waits")
+		}
+		l.queue.push(ln)
+		ln.queuedAt = l.cfg.Clock.Monotonic()
+		l.cfg.Hooks.queueDepth(l.queue.len())
+	}
+	if out.Has(outStart) {
+		if ln.run != nil {
+			fault("start a second activation of one key")
+		}
+		l.startLocked(ln)
+	}
+	if out.Has(outForget) {
+		delete(l.lanes, key)
+	}
+	if out.Has(outReportInterrupted) {
+		fx.dropped = append(fx.dropped, droppedWake[K]{key, l.interruptCause(trigger)})
+	}
+}
+
+// interruptCause names why trigger interrupts an activation.
+func (l *Lanes[K]) interruptCause(trigger policy.TriggerID) error {
+	switch trigger {
+	case trTimeout:
+		return ErrTurnTimeout
+	case trClose:
+		return ErrClosed
+	}
+	return ErrCancelled
+}
+
+// grantSlotsLocked hands free slots to the lanes that waited longest.
+func (l *Lanes[K]) grantSlotsLocked(fx *effects[K]) {
+	for l.queue.len() > 0 && l.running < l.cfg.MaxConcurrent {
+		head := l.queue.front()
+		l.stepLocked(head, trSlotGranted, fx)
+		if head.queued {
+			panic(fmt.Sprintf("lanes: lane policy %s left the queue's head waiting after SlotGranted", l.pol.Name()))
+		}
+	}
+}

@@ -1,0 +1,181 @@
+// Package lease provides leases with fencing tokens: a key has at most one
+// live holder, whose generation (the [Token]) grows on every acquisition
+// and never goes back, and the storage they are kept in.
+//
+// # Manager
+//
+// A [Manager] acquires leases for this process and renews the ones it
+// holds. Each lease handle is an instance of the generated lease policy
+// (spec/lease.fsm): the manager supplies the facts of the record it loaded
+// (free or a tombstone, its holder dead on proof, TTL elapsed on this
+// manager's clock since it first saw that revision, still this handle's
+// generation) and carries out the policy's outputs; a custom policy of the
+// lease family can be passed in Config.Policy.
+//
+// Acquire takes a free key at once. A holder on this process table whose
+// process is gone (or whose pid now belongs to another process) is taken
+// over at once; a live holder that stopped renewing, or one in another
+// process table (another host, boot or pid namespace), after the TTL,
+// measured on the observer's own monotonic clock from the moment it first
+// saw the holder's current record. Otherwise Acquire returns a
+// *[HeldError] naming the holder. Every acquisition writes the next
+// generation, one above the record's, tombstones included.
+//
+// The holder renews every Heartbeat; the leases of one manager that fall
+// due within a quarter heartbeat of each other are renewed together, in
+// one transaction where the repository is a [BatchSaver]. A failed renewal
+// is retried every quarter heartbeat. The holder declares the lease lost
+// when no renewal has succeeded within TTL of the start of its last
+// successful write, which is before any observer may take over, since
+// observers count the TTL from when they first saw that write; a revision
+// conflict (another writer moved the record) is loss at once. Loss closes
+// Lost(), makes Err() return [ErrLost], and cancels fenced work with cause
+// ErrLost.
+//
+// Close re-reads the record and writes a tombstone keeping this generation
+// only if the record still holds it, so it never erases a successor; the
+// next acquisition gets a larger generation. After Close, Lost() is closed
+// and Err() returns [ErrReleased].
+//
+// RunFenced holds the repository's per-key fence and re-reads the record
+// before the work starts; waiting for the fence stops when the lease is
+// lost, and the work's context is cancelled with cause ErrLost on loss.
+// The fence is released when the work returns, so a successor's fenced
+// work starts after that.
+//
+// The gap: between the holder's deadline and an observer's takeover lies
+// only the duration of the holder's last write; a holder paused past its
+// deadline (SIGSTOP, a long GC pause, a suspended machine) may still run
+// for the moment it takes to notice, which is why fenced work re-reads
+// the record under the fence, and why a resource that can compare should
+// keep the highest token it has seen.
+//
+// The caller's duties:
+//
+//  1. Close every lease, and the Manager, when done; a lost lease too.
+//  2. Fenced work returns soon after its context is cancelled, and writes
+//     nothing after that: Go cannot stop a goroutine.
+//  3. Shutdown of the work that a lease guards takes less than
+//     TTL − Heartbeat × 2, so that it ends before a successor may start.
+//  4. Every process sharing a repository uses one TTL, or the observers'
+//     longer one: an observer waits the longer of its own TTL and the one
+//     in the record.
+//
+// # Repositories
+//
+// A [Repository] stores one [Record] per key: a [Snapshot] and the
+// [Revision] it was stored under. Save writes only over the revision the
+// caller expects and otherwise fails with a *[RevisionConflictError]; this
+// compare-and-swap is all the lease logic needs from storage. Records are
+// never deleted: a released lease stays as a tombstone, so that the next
+// generation is still larger than every earlier one. Three repositories
+// come with the package, and the package leasetest checks any other
+// against the same contract (leasetest.Run).
+//
+// Errors: an invalid key is a *[KeyError] ([ValidateKey]: empty, more than
+// [MaxKeyLen] bytes, a NUL byte, or invalid UTF-8; '/', ".." and any other
+// character are fine). A context that has ended returns
+// context.Cause(ctx) itself, unwrapped, and changes nothing. Storage
+// failures are *[RepositoryError]. A stored record that cannot be decoded
+// is a *RepositoryError wrapping a *[CorruptRecordError] that names the
+// file (or database and table): it fails its key only, every later Load
+// and Save of that key fails the same way, and the record is left as it
+// is for a person to inspect. The typed errors also match sentinels with
+// errors.Is ([ErrRevisionConflict], [ErrCorruptRecord], [ErrInvalidKey]).
+//
+// Revisions count the saves of a key, from 1. A fence (Repository.Fence)
+// is a per-key mutex independent of the records: holding it does not
+// block Load or Save, so a holder's heartbeat goes on while fenced work
+// runs.
+//
+// # Memory repository
+//
+// [NewMemoryRepository] keeps records in a map under one mutex, and serves
+// one process. Its fence is a per-key lock whose waiters wait on a
+// channel the holder closes on unlock, or on their context; the key's map
+// entry exists only while the fence is held. It implements [BatchSaver]:
+// a batch is applied under the mutex at once.
+//
+// # SQLite repository
+//
+// [OpenSQLiteRepository] opens the database through the platform's SQLite
+// with journal_mode=WAL (readers never wait for the writer),
+// busy_timeout=10s, and _txlock=immediate, so every write transaction is
+// BEGIN IMMEDIATE: it takes the database's write lock before it reads the
+// revision it compares, and two processes cannot both pass the compare.
+// Writers of one handle queue in the process before they begin, so that
+// SQLite's sleeping busy handler only arbitrates between processes. The
+// schema, set up idempotently in one transaction on open:
+//
+//	CREATE TABLE IF NOT EXISTS lease_schema (
+//		id      INTEGER PRIMARY KEY CHECK (id = 1),
+//		version INTEGER NOT NULL                     -- 1
+//	) STRICT;
+//	CREATE TABLE IF NOT EXISTS leases (
+//		key        TEXT    PRIMARY KEY NOT NULL,
+//		revision   INTEGER NOT NULL CHECK (revision > 0),
+//		generation INTEGER NOT NULL,                 -- the Token's bits
+//		holder     TEXT    NOT NULL,                 -- platform.Identity JSON
+//		released   INTEGER NOT NULL CHECK (released IN (0, 1)),
+//		renewed_at TEXT    NOT NULL,                 -- RFC 3339, nanoseconds
+//		ttl_ns     INTEGER NOT NULL
+//	) STRICT, WITHOUT ROWID;
+//
+// The version lives in its own table rather than PRAGMA user_version, so
+// the tables can share a database with an application's. A database of
+// another version fails to open with a *[SchemaError] (wrapped in a
+// *RepositoryError) and is not changed. It implements [BatchSaver]: a
+// batch is one transaction.
+//
+// The fences are lock files in the directory named by the database path
+// plus ".fences" (leases.db.fences/), one per key, named as below with the
+// suffix ".fence". They are not SQLite locks, so that a fenced piece of
+// work, however long, never holds the database's write lock.
+//
+// # File repository
+//
+// [OpenFileRepository] is the fallback without SQLite: one JSON file per
+// key in a directory,
+//
+//	{
+//	  "format": 1,
+//	  "key": "task:42",
+//	  "revision": 7,
+//	  "lease": {"generation": 3, "holder": {...}, "released": false,
+//	            "renewedAt": "2026-01-01T00:00:00Z", "ttl": "1m0s"}
+//	}
+//
+// Save takes the key's lock file (.locks/<name>.lock) around
+// read-compare-write and replaces the record with the platform's
+// WriteFileAtomic (a synced temporary file renamed over it), so Load
+// needs no lock and sees a whole record, old or new. A file whose format,
+// key or fields are wrong is a corrupt record, never overwritten. The
+// fences are lock files in .fences/<name>.fence. Lock and fence files are
+// empty, and stay once created: removing a lock file that another process
+// may be opening would let two processes hold "the" lock at once. A crash
+// between writing and renaming leaves a dot-prefixed temporary file,
+// which readers ignore.
+//
+// A key's file name is its bytes with 'a'-'z', '0'-'9' and '-' kept and
+// every other byte written as '_' and two lowercase hex digits:
+// "task:42" is task_3a42.json, "A/../b" is _41_2f_2e_2e_2fb.json. The
+// name is reversible, holds only characters that every file system
+// (case-insensitive ones included) keeps apart, and is never ".", ".."
+// or hidden. An encoding longer than 200 characters continues in
+// subdirectories of 200 characters each, so a 256-byte key of any
+// characters stays within the 255-byte limit of one file name. The
+// Windows device names (CON, NUL, ...) are not escaped; leases need
+// process identities, which Windows does not support.
+//
+// # Waiting for a fence
+//
+// The SQLite and file fences are exclusive flock(2) locks taken by
+// platform.FS.TryLock: they exclude other processes and other opens in
+// this process, and the kernel drops them when the holder dies, however
+// it dies. Waiters of one repository handle queue on an in-process
+// per-key lock first (handed over by channel), and the first of them
+// polls the file: TryLock, then a wait on the platform's clock of 1 ms
+// doubling to 100 ms (with jitter), until the lock is free or the
+// context ends. The file repository's write locks are waited for the same
+// way. These locks work on local file systems only, not on NFS.
+package lease

@@ -1,0 +1,70 @@
+package lease
+
+import (
+	"context"
+	"log/slog"
+	"strconv"
+
+	"github.com/rivus/collab/platform"
+)
+
+// EventKind names what happened to a lease.
+type EventKind uint8
+
+// The events a Manager reports.
+const (
+	// Acquired: this manager acquired the key.
+	Acquired EventKind = iota + 1
+	// TakenOver: the acquisition took the key over from a holder that was
+	// dead or silent for the TTL; Event.Previous names it.
+	TakenOver
+	// Renewed: a renewal was written.
+	Renewed
+	// RenewalFailed: a renewal failed and will be retried; Event.Err says why.
+	RenewalFailed
+	// Lost: the holder declared the lease lost.
+	Lost
+	// Released: Close ended the lease.
+	Released
+)
+
+var eventNames = [...]string{Acquired: "acquired", TakenOver: "taken over", Renewed: "renewed",
+	RenewalFailed: "renewal failed", Lost: "lost", Released: "released"}
+
+func (k EventKind) String() string {
+	if int(k) < len(eventNames) && eventNames[k] != "" {
+		return eventNames[k]
+	}
+	return "EventKind(" + strconv.Itoa(int(k)) + ")"
+}
+
+// Event is one lease event, as Config.OnEvent hears it.
+type Event struct {
+	Kind  EventKind
+	Key   string
+	Token Token
+	// Previous is the holder a TakenOver event took the key from.
+	Previous *platform.Identity
+	// Err is the failure of a RenewalFailed event.
+	Err error
+}
+
+// emitLocked reports e to the hook and the log. It runs with the manager's
+// lock held: the hook must be fast and must not call the manager.
+func (m *Manager) emitLocked(e Event) {
+	level := slog.LevelDebug
+	if e.Kind == Lost || e.Kind == RenewalFailed {
+		level = slog.LevelWarn
+	}
+	attrs := []slog.Attr{slog.String("key", e.Key), slog.Uint64("token", uint64(e.Token))}
+	if e.Previous != nil {
+		attrs = append(attrs, slog.String("previous", e.Previous.String()))
+	}
+	if e.Err != nil {
+		attrs = append(attrs, slog.String("err", e.Err.Error()))
+	}
+	m.log.LogAttrs(context.Background(), level, "lease "+e.Kind.String(), attrs...)
+	if m.cfg.OnEvent != nil {
+		m.cfg.OnEvent(e)
+	}
+}

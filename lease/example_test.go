@@ -1,0 +1,117 @@
+package lease_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/rivus/collab/lease"
+)
+
+// A manager acquires a lease, does fenced work with its token, and
+// releases it on Close. A second acquisition while the lease is held gets
+// a *HeldError.
+func Example() {
+	ctx := context.Background()
+	repo := lease.NewMemoryRepository()
+	leases, err := lease.NewManager(lease.Config{TTL: time.Minute, Heartbeat: 15 * time.Second, Repository: repo})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer leases.Close()
+
+	l, err := leases.Acquire(ctx, "task:42")
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println("token:", l.Token())
+
+	_, err = leases.Acquire(ctx, "task:42")
+	var held *lease.HeldError
+	fmt.Println("held by a live holder:", errors.As(err, &held))
+
+	err = l.RunFenced(ctx, func(ctx context.Context, token lease.Token) error {
+		fmt.Println("saving the result with token", token)
+		return nil
+	})
+	fmt.Println("fenced work:", err)
+
+	fmt.Println("close:", l.Close(), "then:", l.Err())
+	rec, _, _ := repo.Load(ctx, "task:42")
+	fmt.Println("tombstone keeps generation", rec.Snapshot.Generation, "released:", rec.Snapshot.Released)
+
+	l, _ = leases.Acquire(ctx, "task:42")
+	fmt.Println("next token:", l.Token())
+	// Output:
+	// token: 1
+	// held by a live holder: true
+	// saving the result with token 1
+	// fenced work: <nil>
+	// close: <nil> then: lease: released
+	// tombstone keeps generation 1 released: true
+	// next token: 2
+}
+
+// RunFenced cancels the work's context with cause ErrLost when the lease
+// is lost, here because another writer moved the record.
+func ExampleLease_RunFenced() {
+	ctx := context.Background()
+	repo := lease.NewMemoryRepository()
+	leases, _ := lease.NewManager(lease.Config{TTL: time.Minute, Heartbeat: 15 * time.Second, Repository: repo})
+	defer leases.Close()
+	l, _ := leases.Acquire(ctx, "task:42")
+
+	// Another writer takes the key over behind the holder's back.
+	rec, _, _ := repo.Load(ctx, "task:42")
+	rec.Snapshot.Generation++
+	if _, err := repo.Save(ctx, "task:42", rec.Snapshot, rec.Revision); err != nil {
+		fmt.Println(err)
+		return
+	}
+
+	// The re-read under the fence sees it: the work does not run.
+	err := l.RunFenced(ctx, func(ctx context.Context, token lease.Token) error {
+		fmt.Println("not printed")
+		return nil
+	})
+	fmt.Println(err, errors.Is(err, lease.ErrLost))
+	<-l.Lost()
+	fmt.Println("Err:", l.Err())
+	// Output:
+	// lease: lost true
+	// Err: lease: lost
+}
+
+// Close releases every lease of the manager and stops its heartbeat;
+// fenced work still running sees its context cancelled with cause
+// ErrReleased.
+func ExampleManager_Close() {
+	ctx := context.Background()
+	leases, _ := lease.NewManager(lease.Config{TTL: time.Minute, Heartbeat: 15 * time.Second, Repository: lease.NewMemoryRepository()})
+	a, _ := leases.Acquire(ctx, "a")
+	b, _ := leases.Acquire(ctx, "b")
+
+	started, done := make(chan struct{}), make(chan error)
+	go func() {
+		done <- a.RunFenced(ctx, func(ctx context.Context, _ lease.Token) error {
+			close(started)
+			<-ctx.Done()
+			return context.Cause(ctx)
+		})
+	}()
+	<-started
+
+	fmt.Println("close:", leases.Close())
+	fmt.Println("fenced work ended with:", <-done)
+	fmt.Println("a:", a.Err(), "b:", b.Err())
+	_, err := leases.Acquire(ctx, "c")
+	fmt.Println("acquire after close fails:", err != nil)
+	// Output:
+	// close: <nil>
+	// fenced work ended with: lease: released
+	// a: lease: released b: lease: released
+	// acquire after close fails: true
+}

@@ -1,0 +1,68 @@
+package lease
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/rivus/collab/policy"
+)
+
+// RunFenced runs fn while holding the repository's per-key fence, after
+// re-reading the record under it: fn starts only if the record still holds
+// this lease's generation. fn's ctx is cancelled with cause ErrLost when
+// the lease is lost (ErrReleased when it is closed); waiting for the fence
+// stops then too. The fence is released when fn returns, so a successor's
+// fenced work starts after that.
+//
+// Go cannot stop fn: it must return soon after its ctx is cancelled, and
+// must not write after that. The fence plus the re-read is as strong as a
+// check by the protected resource only when every writer goes through the
+// same repository; a resource that can compare atomically should keep the
+// highest token it has seen and refuse smaller ones.
+func (h *Lease) RunFenced(ctx context.Context, fn func(ctx context.Context, token Token) error) error {
+	fctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	m := h.m
+	m.mu.Lock()
+	h.addFencedLocked(&cancel)
+	m.mu.Unlock()
+	defer func() {
+		m.mu.Lock()
+		delete(h.fenced, &cancel)
+		m.mu.Unlock()
+	}()
+	unlock, err := m.cfg.Repository.Fence(fctx, h.key)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	rec, ok, err := m.cfg.Repository.Load(fctx, h.key)
+	if err != nil {
+		return err
+	}
+	facts := factsOfReread(h, rec, ok)
+	m.mu.Lock()
+	out := m.fireLocked(h, trFenceTaken, facts)
+	lostErr := h.err
+	m.mu.Unlock()
+	if out.Has(outRefuseFenced) || !out.Has(outRunFenced) {
+		if lostErr == nil {
+			lostErr = ErrLost
+		}
+		return lostErr
+	}
+	err = fn(fctx, h.token)
+	if cause := context.Cause(fctx); err != nil && (cause == ErrLost || cause == ErrReleased) && !errors.Is(err, cause) {
+		return fmt.Errorf("%w: %w", cause, err)
+	}
+	return err
+}
+
+// factsOfReread: the re-read record still holds this generation.
+func factsOfReread(h *Lease, rec Record, ok bool) policy.Facts {
+	if ok && !rec.Snapshot.Released && rec.Snapshot.Generation == h.token {
+		return factRecordOurs
+	}
+	return 0
+}

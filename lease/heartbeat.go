@@ -1,0 +1,134 @@
+package lease
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/rivus/collab/platform"
+)
+
+// heartbeat renews the manager's leases until Close: it sleeps until the
+// earliest renewal is due, then renews every lease due within a quarter
+// heartbeat of it together, so that leases acquired at different moments
+// fall into one batch.
+func (m *Manager) heartbeat() {
+	defer close(m.loopDone)
+	for {
+		var timer platform.Timer
+		var tick <-chan time.Time
+		if due, ok := m.nextRenewal(); ok {
+			timer = m.clock.NewTimer(max(due-m.now(), 0))
+			tick = timer.C()
+		}
+		select {
+		case <-tick:
+			m.renewDue()
+		case <-m.kick:
+		case <-m.stop:
+			if timer != nil {
+				timer.Stop()
+			}
+			return
+		}
+		if timer != nil {
+			timer.Stop()
+		}
+	}
+}
+
+// nextRenewal returns when the earliest scheduled renewal is due.
+func (m *Manager) nextRenewal() (time.Duration, bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var (
+		next  time.Duration
+		found bool
+	)
+	for h := range m.live {
+		if h.scheduled && (!found || h.renewAt < next) {
+			next, found = h.renewAt, true
+		}
+	}
+	return next, found
+}
+
+// renewal is one lease's part of a batch.
+type renewal struct {
+	h     *Lease
+	write Write
+	start time.Duration
+}
+
+// renewDue fires RenewDue at every lease due soon and writes their
+// renewals, in one transaction where the repository can.
+func (m *Manager) renewDue() {
+	batch, deadline := m.collectDue()
+	if len(batch) == 0 {
+		return
+	}
+	// A renewal that outlives the earliest deadline is useless: bound it.
+	ctx, cancel := context.WithTimeout(context.Background(), max(deadline-m.now(), time.Millisecond))
+	defer cancel()
+	revs, errs := m.save(ctx, batch)
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for i, r := range batch {
+		r.h.inflight = false
+		var conflict *RevisionConflictError
+		switch err := errs[i]; {
+		case err == nil:
+			r.h.rev, r.h.writeStart = revs[i], r.start
+			if out := m.fireLocked(r.h, trSaved, 0); out.Has(outArmDeadline) {
+				m.emitLocked(Event{Kind: Renewed, Key: r.h.key, Token: r.h.token})
+			}
+		case errors.As(err, &conflict):
+			m.fireLocked(r.h, trConflict, 0)
+		default:
+			m.emitLocked(Event{Kind: RenewalFailed, Key: r.h.key, Token: r.h.token, Err: err})
+			m.fireLocked(r.h, trRepoFailed, 0)
+		}
+	}
+	m.cond.Broadcast()
+}
+
+// collectDue fires RenewDue at the leases due within a quarter heartbeat
+// and returns their writes, and the earliest of their deadlines.
+func (m *Manager) collectDue() ([]renewal, time.Duration) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	now := m.now()
+	horizon := now + m.cfg.Heartbeat/4
+	var batch []renewal
+	deadline := now + m.cfg.TTL
+	for h := range m.live {
+		if !h.scheduled || h.renewAt > horizon || h.inflight {
+			continue
+		}
+		h.scheduled = false
+		if out := m.fireLocked(h, trRenewDue, 0); !out.Has(outRenew) {
+			continue
+		}
+		h.inflight = true
+		batch = append(batch, renewal{h, Write{Key: h.key, Snapshot: h.snapshot(h.token, false), Expected: h.rev}, now})
+		deadline = min(deadline, h.writeStart+m.cfg.TTL)
+	}
+	return batch, deadline
+}
+
+// save writes the batch: in one transaction where the repository is a
+// BatchSaver, else one save at a time.
+func (m *Manager) save(ctx context.Context, batch []renewal) ([]Revision, []error) {
+	writes := make([]Write, len(batch))
+	for i, r := range batch {
+		writes[i] = r.write
+	}
+	if bs, ok := m.cfg.Repository.(BatchSaver); ok && len(writes) > 1 {
+		return bs.SaveBatch(ctx, writes)
+	}
+	revs, errs := make([]Revision, len(writes)), make([]error, len(writes))
+	for i, w := range writes {
+		revs[i], errs[i] = m.cfg.Repository.Save(ctx, w.Key, w.Snapshot, w.Expected)
+	}
+	return revs, errs
+}

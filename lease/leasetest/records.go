@@ -1,0 +1,217 @@
+package leasetest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/rivus/collab/lease"
+)
+
+func testLoadMissing(t *testing.T, r lease.Repository) {
+	wantNoRecord(t, r, "missing")
+}
+
+func testCreateWithZero(t *testing.T, r lease.Repository) {
+	s := snapshot(1)
+	rev := mustSave(t, r, "k", s, 0)
+	wantRecord(t, r, "k", s, rev)
+}
+
+func testCreateTwiceConflicts(t *testing.T, r lease.Repository) {
+	first := snapshot(1)
+	rev := mustSave(t, r, "k", first, 0)
+	_, err := r.Save(t.Context(), "k", snapshot(2), 0)
+	wantConflict(t, err, "k", 0, rev)
+	wantRecord(t, r, "k", first, rev)
+}
+
+func testSaveOverRevision(t *testing.T, r lease.Repository) {
+	seen := map[lease.Revision]bool{}
+	var rev lease.Revision
+	for gen := lease.Token(1); gen <= 5; gen++ {
+		s := snapshot(gen)
+		rev = mustSave(t, r, "k", s, rev)
+		if seen[rev] {
+			t.Fatalf("save %d returned revision %d again", gen, rev)
+		}
+		seen[rev] = true
+		wantRecord(t, r, "k", s, rev)
+	}
+}
+
+func testStaleRevisionConflicts(t *testing.T, r lease.Repository) {
+	r1 := mustSave(t, r, "k", snapshot(1), 0)
+	s2 := snapshot(2)
+	r2 := mustSave(t, r, "k", s2, r1)
+	_, err := r.Save(t.Context(), "k", snapshot(3), r1)
+	wantConflict(t, err, "k", r1, r2)
+	wantRecord(t, r, "k", s2, r2)
+	// A revision never issued conflicts too.
+	future := r1 + r2 + 1000
+	_, err = r.Save(t.Context(), "k", snapshot(3), future)
+	wantConflict(t, err, "k", future, r2)
+	wantRecord(t, r, "k", s2, r2)
+	// So does a revision on a key without a record.
+	_, err = r.Save(t.Context(), "other", snapshot(3), r2)
+	wantConflict(t, err, "other", r2, 0)
+	wantNoRecord(t, r, "other")
+}
+
+func testTombstoneRoundTrip(t *testing.T, r lease.Repository) {
+	held := snapshot(7)
+	rev := mustSave(t, r, "k", held, 0)
+	tomb := held
+	tomb.Released = true
+	rev = mustSave(t, r, "k", tomb, rev)
+	wantRecord(t, r, "k", tomb, rev)
+	// The next holder acquires over the tombstone with the next generation.
+	next := snapshot(8)
+	rev = mustSave(t, r, "k", next, rev)
+	wantRecord(t, r, "k", next, rev)
+}
+
+func testManyKeysIndependent(t *testing.T, r lease.Repository) {
+	const n = 20
+	revs := make([]lease.Revision, n)
+	key := func(i int) string { return fmt.Sprintf("key-%d", i) }
+	for i := range n {
+		revs[i] = mustSave(t, r, key(i), snapshot(lease.Token(i+1)), 0)
+	}
+	_, err := r.Save(t.Context(), key(3), snapshot(99), revs[3]+1)
+	wantConflict(t, err, key(3), revs[3]+1, revs[3])
+	revs[5] = mustSave(t, r, key(5), snapshot(100), revs[5])
+	for i := range n {
+		want := snapshot(lease.Token(i + 1))
+		if i == 5 {
+			want = snapshot(100)
+		}
+		wantRecord(t, r, key(i), want, revs[i])
+	}
+	wantNoRecord(t, r, key(n))
+}
+
+// awkwardKeys are valid keys that a careless repository confuses with
+// each other, with paths, or with its own files.
+func awkwardKeys() []string {
+	return []string{
+		"a/b", "a//b", "/", "/leading", "trailing/", "a\\b", "..", ".", "...", "../../escape", "a/../b", "./a",
+		"Key", "key", "KEY", "über/straße", "日本語のキー", "emoji 🙂", "with space", "tab\tand\nnewline",
+		"percent%2f", "_2f", "_", "-", "x.json", "x.lock", "x.fence", ".locks", ".fences", ".hidden",
+		"con", "CON", "nul", "'quote\"", "semi;colon", "?*<>|:",
+		strings.Repeat("k", lease.MaxKeyLen),
+		strings.Repeat("k", lease.MaxKeyLen-1),
+		strings.Repeat("é", lease.MaxKeyLen/2),
+		strings.Repeat("/", lease.MaxKeyLen),
+		strings.Repeat("a/", lease.MaxKeyLen/2),
+		strings.Repeat(".", lease.MaxKeyLen),
+	}
+}
+
+func testAwkwardKeys(t *testing.T, r lease.Repository) {
+	keys := awkwardKeys()
+	revs := make([]lease.Revision, len(keys))
+	for i, k := range keys {
+		revs[i] = mustSave(t, r, k, snapshot(lease.Token(i+1)), 0)
+	}
+	// Loading after all saves shows that no two keys share a record.
+	for i, k := range keys {
+		wantRecord(t, r, k, snapshot(lease.Token(i+1)), revs[i])
+	}
+	for i, k := range keys {
+		s := snapshot(lease.Token(i + 1000))
+		revs[i] = mustSave(t, r, k, s, revs[i])
+		wantRecord(t, r, k, s, revs[i])
+	}
+}
+
+// invalidKeys are keys every repository refuses.
+var invalidKeys = []string{"", strings.Repeat("k", lease.MaxKeyLen+1), "a\x00b", "\x00", "bad \xff utf-8"}
+
+func testInvalidKeys(t *testing.T, r lease.Repository) {
+	for _, k := range invalidKeys {
+		_, _, err := r.Load(t.Context(), k)
+		wantKeyError(t, "Load", err, k)
+		_, err = r.Save(t.Context(), k, snapshot(1), 0)
+		wantKeyError(t, "Save", err, k)
+		unlock, err := r.Fence(t.Context(), k)
+		if unlock != nil {
+			unlock()
+			t.Fatalf("Fence(%q) returned an unlock for an invalid key", k)
+		}
+		wantKeyError(t, "Fence", err, k)
+	}
+}
+
+func testEndedContext(t *testing.T, r lease.Repository) {
+	cause := errors.New("caller gave up")
+	ctx, cancel := context.WithCancelCause(t.Context())
+	cancel(cause)
+	if _, _, err := r.Load(ctx, "k"); !errors.Is(err, cause) {
+		t.Fatalf("Load with an ended context = %v, want its cause", err)
+	}
+	if _, err := r.Save(ctx, "k", snapshot(1), 0); !errors.Is(err, cause) {
+		t.Fatalf("Save with an ended context = %v, want its cause", err)
+	}
+	wantNoRecord(t, r, "k")
+	rev := mustSave(t, r, "k", snapshot(1), 0)
+	if _, err := r.Save(ctx, "k", snapshot(2), rev); !errors.Is(err, cause) {
+		t.Fatalf("Save with an ended context = %v, want its cause", err)
+	}
+	wantRecord(t, r, "k", snapshot(1), rev)
+}
+
+// contenders is how many goroutines race for one revision.
+const contenders = 16
+
+func testConcurrentSavesOneWins(t *testing.T, r lease.Repository) {
+	t.Run("create", func(t *testing.T) { raceSaves(t, r, "fresh", 0) })
+	t.Run("update", func(t *testing.T) {
+		rev := mustSave(t, r, "existing", snapshot(1), 0)
+		raceSaves(t, r, "existing", rev)
+	})
+}
+
+// raceSaves has contenders goroutines save over expected at once, and
+// checks that exactly one wins and every other sees the winner's revision.
+func raceSaves(t *testing.T, r lease.Repository, key string, expected lease.Revision) {
+	type result struct {
+		gen lease.Token
+		rev lease.Revision
+		err error
+	}
+	start := make(chan struct{})
+	results := make(chan result, contenders)
+	var wg sync.WaitGroup
+	for i := range contenders {
+		gen := lease.Token(100 + i)
+		wg.Go(func() {
+			<-start
+			rev, err := r.Save(t.Context(), key, snapshot(gen), expected)
+			results <- result{gen, rev, err}
+		})
+	}
+	close(start)
+	wg.Wait()
+	close(results)
+	var winners []result
+	var losers []error
+	for res := range results {
+		if res.err == nil {
+			winners = append(winners, res)
+		} else {
+			losers = append(losers, res.err)
+		}
+	}
+	if len(winners) != 1 {
+		t.Fatalf("%d of %d saves over revision %d succeeded, want exactly 1 (others failed with %v)", len(winners), contenders, expected, losers)
+	}
+	win := winners[0]
+	for _, err := range losers {
+		wantConflict(t, err, key, expected, win.rev)
+	}
+	wantRecord(t, r, key, snapshot(win.gen), win.rev)
+}

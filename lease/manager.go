@@ -1,0 +1,202 @@
+package lease
+
+import (
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/rivus/collab/fsm"
+	"github.com/rivus/collab/platform"
+	"github.com/rivus/collab/policy"
+)
+
+// Config configures a Manager.
+type Config struct {
+	// TTL is how long observers wait for a silent holder before taking
+	// over, and how long after the start of its last successful write a
+	// holder declares itself lost. Required.
+	TTL time.Duration
+	// Heartbeat is how often a holder renews. Required; Heartbeat × 2 must
+	// not exceed TTL.
+	Heartbeat time.Duration
+	// Repository stores the records. Required.
+	Repository Repository
+	// Platform gives the process identity and the clock; nil means
+	// platform.OS().
+	Platform *platform.Platform
+	// Policy is the lease policy; nil means fsm.LeasePolicy. It must be
+	// of the "lease" family.
+	Policy policy.Policy
+	// Logger receives every lease event (losses and failed renewals as
+	// warnings); nil discards them.
+	Logger *slog.Logger
+	// OnEvent, if set, hears every lease event. It is called with the
+	// manager's lock held: it must be fast and must not call the manager.
+	OnEvent func(Event)
+}
+
+// Validate reports the first invalid field as a *ConfigError, without any
+// I/O; NewManager calls it first.
+func (c Config) Validate() error {
+	switch {
+	case c.TTL <= 0:
+		return &ConfigError{"TTL", fmt.Sprintf("is %v; want more than 0", c.TTL)}
+	case c.Heartbeat <= 0:
+		return &ConfigError{"Heartbeat", fmt.Sprintf("is %v; want more than 0", c.Heartbeat)}
+	case c.Heartbeat*2 > c.TTL:
+		return &ConfigError{"Heartbeat", fmt.Sprintf("is %v; Heartbeat × 2 must not exceed TTL (%v)", c.Heartbeat, c.TTL)}
+	case c.Repository == nil:
+		return &ConfigError{"Repository", "is nil"}
+	case c.Policy != nil && c.Policy.Family() != "lease":
+		return &ConfigError{"Policy", fmt.Sprintf("%s is of family %q, want \"lease\"", c.Policy.Name(), c.Policy.Family())}
+	}
+	return nil
+}
+
+// Manager acquires leases and renews the ones it holds together: one
+// repository transaction per heartbeat tick where the repository is a
+// BatchSaver.
+type Manager struct {
+	cfg   Config
+	pol   policy.Policy
+	p     *platform.Platform
+	clock platform.Clock
+	log   *slog.Logger
+
+	mu   sync.Mutex
+	cond *sync.Cond // broadcast when a handle's repository call ends
+	// live holds every handle that has not ended; renewals are those
+	// of them with a renewal scheduled.
+	live    map[*Lease]struct{}
+	seen    map[string]sighting // the observer's first sightings, by key
+	closing bool
+
+	kick      chan struct{} // wakes the heartbeat loop to re-plan
+	stop      chan struct{}
+	loopDone  chan struct{}
+	closeOnce sync.Once
+}
+
+// sighting is when this manager first saw a key's record revision, on
+// its own monotonic clock: the start of the TTL it grants a silent holder.
+type sighting struct {
+	rev Revision
+	at  time.Duration
+}
+
+// NewManager validates cfg, before any I/O, and starts the manager's
+// heartbeat loop. Close stops it.
+func NewManager(cfg Config) (*Manager, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	m := &Manager{cfg: cfg, pol: cfg.Policy, p: cfg.Platform, log: cfg.Logger,
+		live: map[*Lease]struct{}{}, seen: map[string]sighting{},
+		kick: make(chan struct{}, 1), stop: make(chan struct{}), loopDone: make(chan struct{})}
+	if m.pol == nil {
+		m.pol = fsm.LeasePolicy
+	}
+	if m.p == nil {
+		m.p = platform.OS()
+	}
+	if m.log == nil {
+		m.log = slog.New(slog.DiscardHandler)
+	}
+	m.clock = m.p.GetClock()
+	m.cond = sync.NewCond(&m.mu)
+	go m.heartbeat()
+	return m, nil
+}
+
+// Close releases every lease the manager holds and stops its heartbeat.
+// It returns the first release error. It is idempotent.
+func (m *Manager) Close() error {
+	var err error
+	m.closeOnce.Do(func() {
+		m.mu.Lock()
+		m.closing = true
+		handles := make([]*Lease, 0, len(m.live))
+		for h := range m.live {
+			handles = append(handles, h)
+		}
+		m.mu.Unlock()
+		for _, h := range handles {
+			if cerr := h.Close(); cerr != nil && err == nil {
+				err = cerr
+			}
+		}
+		close(m.stop)
+		<-m.loopDone
+	})
+	return err
+}
+
+// now reads the manager's monotonic clock.
+func (m *Manager) now() time.Duration { return m.clock.Monotonic() }
+
+// fireLocked steps h and carries out the outputs that only change the
+// manager's bookkeeping; the caller carries out the repository calls and
+// answers. A rejected trigger is a bug of this runtime or a policy that
+// does not fit it.
+func (m *Manager) fireLocked(h *Lease, trigger policy.TriggerID, facts policy.Facts) policy.Outputs {
+	res := m.pol.Step(h.state, trigger, facts)
+	if res.Verdict == policy.Rejected {
+		panic(fmt.Sprintf("lease: policy %s rejected %s in state %s", m.pol.Name(),
+			m.pol.Table().Triggers[trigger].Name, m.pol.Table().States[h.state].Name))
+	}
+	h.state = res.Next
+	out := res.Outputs
+	if out.Has(outStopTimers) {
+		h.stopTimersLocked()
+	}
+	if out.Has(outArmDeadline) {
+		h.armDeadlineLocked(m.cfg.TTL - (m.now() - h.writeStart))
+	}
+	if out.Has(outScheduleRenew) {
+		m.scheduleLocked(h, m.cfg.Heartbeat)
+	}
+	if out.Has(outScheduleRetry) {
+		m.scheduleLocked(h, m.retryDelay())
+	}
+	if out.Has(outDeclareLost) {
+		m.emitLocked(Event{Kind: Lost, Key: h.key, Token: h.token})
+		h.endLocked(ErrLost)
+	}
+	if out.Has(outEndHandle) {
+		if h.err == nil {
+			m.emitLocked(Event{Kind: Released, Key: h.key, Token: h.token})
+		}
+		h.endLocked(ErrReleased)
+		delete(m.live, h)
+	}
+	return out
+}
+
+// retryDelay is the wait before retrying a failed renewal: short enough
+// for several tries before the deadline.
+func (m *Manager) retryDelay() time.Duration { return max(m.cfg.Heartbeat/4, time.Millisecond) }
+
+// scheduleLocked plans h's next renewal d from now.
+func (m *Manager) scheduleLocked(h *Lease, d time.Duration) {
+	h.renewAt = m.now() + d
+	h.scheduled = true
+	select {
+	case m.kick <- struct{}{}:
+	default:
+	}
+}
+
+// ttlElapsedLocked tells whether TTL has passed, on this manager's clock,
+// since it first saw rec's revision of key; it records the sighting.
+func (m *Manager) ttlElapsedLocked(key string, rec Record) bool {
+	now := m.now()
+	s, ok := m.seen[key]
+	if !ok || s.rev != rec.Revision {
+		s = sighting{rev: rec.Revision, at: now}
+		m.seen[key] = s
+	}
+	// Wait at least the holder's own TTL, which bounds when it declares
+	// itself lost, and at least ours.
+	return now-s.at >= max(rec.Snapshot.TTL, m.cfg.TTL)
+}

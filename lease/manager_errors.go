@@ -1,0 +1,39 @@
+package lease
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/rivus/collab/platform"
+)
+
+var (
+	// ErrLost is the error of a lease its holder declared lost: it did
+	// not renew within TTL of the start of its last successful write, or
+	// another writer moved its record. Fenced work in flight is cancelled
+	// with it as the cause.
+	ErrLost = errors.New("lease: lost")
+	// ErrReleased is the error of a lease after Close released it.
+	ErrReleased = errors.New("lease: released")
+)
+
+// HeldError reports that another live holder holds the key.
+type HeldError struct {
+	Key    string
+	Holder platform.Identity
+}
+
+func (e *HeldError) Error() string {
+	return fmt.Sprintf("lease: %s is held by %s", quoteKey(e.Key), e.Holder)
+}
+
+// ConfigError reports an invalid Config field; NewManager returns it
+// before any I/O.
+type ConfigError struct {
+	Field  string
+	Reason string
+}
+
+func (e *ConfigError) Error() string {
+	return fmt.Sprintf("lease: invalid config: %s %s", e.Field, e.Reason)
+}

@@ -1,0 +1,966 @@
+package lease_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"runtime"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/rivus/collab/fsm"
+	"github.com/rivus/collab/lease"
+	"github.com/rivus/collab/platform"
+	"github.com/rivus/collab/platform/platformtest"
+)
+
+// The timing of the managers under test: TTL is four heartbeats, so that
+// a holder has room to retry failed renewals before it is lost.
+const (
+	ttl = 4 * time.Second
+	hb  = time.Second
+)
+
+// waitLimit bounds every wait of a test for something the code under test
+// does in its own goroutines; reaching it is a failure, not a pacing.
+const waitLimit = 30 * time.Second
+
+// allKinds are the repositories the key manager tests run against.
+var allKinds = []string{"memory", "sqlite", "file"}
+
+// openRepo opens a repository of kind on f, closed at the end of the test.
+func openRepo(t *testing.T, f *platformtest.Fake, kind string) lease.Repository {
+	t.Helper()
+	if kind == "memory" {
+		return lease.NewMemoryRepository()
+	}
+	return openFake(t, f, kind)
+}
+
+// forKinds runs test once for every repository kind.
+func forKinds(t *testing.T, test func(t *testing.T, f *platformtest.Fake, repo lease.Repository)) {
+	for _, kind := range allKinds {
+		t.Run(kind, func(t *testing.T) {
+			f := platformtest.New(t)
+			test(t, f, openRepo(t, f, kind))
+		})
+	}
+}
+
+// recorder keeps the events a manager reports, with the time of each on
+// the manager's fake clock, for tests to wait on.
+type recorder struct {
+	clock *platformtest.Clock // nil when the manager has another clock
+
+	mu      sync.Mutex
+	events  []lease.Event
+	at      []time.Duration
+	changed chan struct{} // closed and replaced on every event
+}
+
+func newRecorder(clock *platformtest.Clock) *recorder {
+	return &recorder{clock: clock, changed: make(chan struct{})}
+}
+
+// on is the manager's OnEvent: it runs under the manager's lock, so it
+// only appends and wakes waiters.
+func (r *recorder) on(e lease.Event) {
+	var at time.Duration
+	if r.clock != nil {
+		at = r.clock.Monotonic()
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.events = append(r.events, e)
+	r.at = append(r.at, at)
+	close(r.changed)
+	r.changed = make(chan struct{})
+}
+
+// all returns the events so far.
+func (r *recorder) all() []lease.Event {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]lease.Event(nil), r.events...)
+}
+
+// of returns the events of kind so far and when each was reported.
+func (r *recorder) of(kind lease.EventKind) ([]lease.Event, []time.Duration) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var evs []lease.Event
+	var at []time.Duration
+	for i, e := range r.events {
+		if e.Kind == kind {
+			evs = append(evs, e)
+			at = append(at, r.at[i])
+		}
+	}
+	return evs, at
+}
+
+// waitCount waits until n events of kind have been reported, and returns
+// them with their times.
+func (r *recorder) waitCount(t *testing.T, kind lease.EventKind, n int) ([]lease.Event, []time.Duration) {
+	t.Helper()
+	deadline := time.NewTimer(waitLimit)
+	defer deadline.Stop()
+	for {
+		r.mu.Lock()
+		changed := r.changed
+		r.mu.Unlock()
+		if evs, at := r.of(kind); len(evs) >= n {
+			return evs, at
+		}
+		select {
+		case <-changed:
+		case <-deadline.C:
+			evs, _ := r.of(kind)
+			t.Fatalf("waited %v for %d %q events, got %d; all events: %v", waitLimit, n, kind, len(evs), r.all())
+		}
+	}
+}
+
+// newManager starts a manager on p and repo with the test timing and a
+// recorder, closed at the end of the test. edit changes the config.
+func newManager(t *testing.T, p *platform.Platform, repo lease.Repository, edit ...func(*lease.Config)) (*lease.Manager, *recorder) {
+	t.Helper()
+	clock, _ := p.Clock.(*platformtest.Clock)
+	rec := newRecorder(clock)
+	cfg := lease.Config{TTL: ttl, Heartbeat: hb, Repository: repo, Platform: p, OnEvent: rec.on}
+	for _, e := range edit {
+		e(&cfg)
+	}
+	m, err := lease.NewManager(cfg)
+	if err != nil {
+		t.Fatalf("NewManager: %v", err)
+	}
+	t.Cleanup(func() { _ = m.Close() })
+	return m, rec
+}
+
+// frozen returns a platform that plays the process id on f's process
+// table with a clock of its own, which the test never advances: a holder
+// on it stops renewing while it stays alive.
+func frozen(f *platformtest.Fake, id platform.Identity) *platform.Platform {
+	p := f.As(id)
+	p.Clock = platformtest.NewClock()
+	return p
+}
+
+// settle waits until n timers wait on clock: the managers on it have armed
+// their deadlines and their heartbeat loops are idle. Advancing the clock
+// after it fires exactly what falls due.
+func settle(t *testing.T, clock *platformtest.Clock, n int) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), waitLimit)
+	defer cancel()
+	if err := clock.WaitForTimers(ctx, n); err != nil {
+		t.Fatalf("waiting for %d timers (%d pending): %v", n, clock.Pending(), err)
+	}
+}
+
+// step settles n timers and advances clock by d.
+func step(t *testing.T, clock *platformtest.Clock, n int, d time.Duration) {
+	t.Helper()
+	settle(t, clock, n)
+	clock.Advance(d)
+}
+
+func mustAcquire(t *testing.T, m *lease.Manager, key string) *lease.Lease {
+	t.Helper()
+	h, err := m.Acquire(t.Context(), key)
+	if err != nil {
+		t.Fatalf("Acquire(%q): %v", key, err)
+	}
+	return h
+}
+
+// wantHeld checks that Acquire of key fails with a *HeldError naming
+// holder.
+func wantHeld(t *testing.T, m *lease.Manager, key string, holder platform.Identity) {
+	t.Helper()
+	h, err := m.Acquire(t.Context(), key)
+	var held *lease.HeldError
+	if !errors.As(err, &held) {
+		if h != nil {
+			_ = h.Close()
+		}
+		t.Fatalf("Acquire(%q) = %v, want a *HeldError", key, err)
+	}
+	if held.Key != key || held.Holder != holder {
+		t.Fatalf("HeldError = %+v, want key %q held by %v", held, key, holder)
+	}
+}
+
+func mustLoad(t *testing.T, repo lease.Repository, key string) lease.Record {
+	t.Helper()
+	rec, ok, err := repo.Load(t.Context(), key)
+	if err != nil || !ok {
+		t.Fatalf("Load(%q) = %+v, %v, %v; want a record", key, rec, ok, err)
+	}
+	return rec
+}
+
+// writeBehind overwrites key's record behind the managers' backs, as
+// another writer would, and returns the new revision.
+func writeBehind(t *testing.T, repo lease.Repository, key string, s lease.Snapshot) lease.Revision {
+	t.Helper()
+	rec, _, err := repo.Load(t.Context(), key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rev, err := repo.Save(t.Context(), key, s, rec.Revision)
+	if err != nil {
+		t.Fatalf("Save behind the manager's back: %v", err)
+	}
+	return rev
+}
+
+// stranger is a holder in another process table (another boot), which
+// only the TTL can judge.
+var stranger = platform.Identity{Host: "elsewhere", BootID: "boot-elsewhere", PID: 77, StartTime: 4242, PIDNamespace: 4026531836}
+
+// wantLost waits until h is lost, and checks how it reports it.
+func wantLost(t *testing.T, h *lease.Lease) {
+	t.Helper()
+	select {
+	case <-h.Lost():
+	case <-time.After(waitLimit):
+		t.Fatalf("lease %q not lost after %v", h.Key(), waitLimit)
+	}
+	if err := h.Err(); !errors.Is(err, lease.ErrLost) {
+		t.Fatalf("Err() = %v, want ErrLost", err)
+	}
+}
+
+// wantReleased checks that h has been released.
+func wantReleased(t *testing.T, h *lease.Lease) {
+	t.Helper()
+	select {
+	case <-h.Lost():
+	default:
+		t.Fatalf("lease %q: Lost() not closed after release", h.Key())
+	}
+	if err := h.Err(); err != lease.ErrReleased {
+		t.Fatalf("lease %q: Err() = %v, want ErrReleased", h.Key(), err)
+	}
+}
+
+// wantNotEnded checks that h has neither been lost nor released.
+func wantNotEnded(t *testing.T, h *lease.Lease) {
+	t.Helper()
+	select {
+	case <-h.Lost():
+		t.Fatalf("lease %q ended: %v", h.Key(), h.Err())
+	default:
+	}
+	if err := h.Err(); err != nil {
+		t.Fatalf("Err() = %v, want nil", err)
+	}
+}
+
+// saveCall is one write a faultRepo saw: a Save, or a whole SaveBatch.
+type saveCall struct {
+	keys  []string
+	batch bool
+	at    time.Duration // the fake clock when the write began
+}
+
+// faultRepo wraps a repository: it logs the writes, fails them (or the
+// loads of one key) on demand, and lets a test run a hook inside the next
+// write. It is not a BatchSaver; batchRepo is.
+type faultRepo struct {
+	lease.Repository
+	clock *platformtest.Clock
+	fence chan string // receives the key of every Fence call, if not full
+
+	mu        sync.Mutex
+	calls     []saveCall
+	failSaves int    // how many more writes fail; negative: all
+	failLoad  string // Load of this key fails
+	hook      func() // runs inside the next write, once
+}
+
+func newFaultRepo(repo lease.Repository, clock *platformtest.Clock) *faultRepo {
+	return &faultRepo{Repository: repo, clock: clock, fence: make(chan string, 64)}
+}
+
+// failNext makes the next n writes fail; n < 0 fails all until failNext(0).
+func (r *faultRepo) failNext(n int) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.failSaves = n
+}
+
+// failLoads makes every Load of key fail.
+func (r *faultRepo) failLoads(key string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.failLoad = key
+}
+
+// during runs hook inside the next write, before it reaches the repository.
+func (r *faultRepo) during(hook func()) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.hook = hook
+}
+
+// log returns the writes so far and forgets them.
+func (r *faultRepo) log() []saveCall {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	calls := r.calls
+	r.calls = nil
+	return calls
+}
+
+// begin logs a write of keys and says whether it fails.
+func (r *faultRepo) begin(keys []string, batch bool) error {
+	r.mu.Lock()
+	hook := r.hook
+	r.hook = nil
+	r.calls = append(r.calls, saveCall{keys: keys, batch: batch, at: r.clock.Monotonic()})
+	fail := r.failSaves != 0
+	if r.failSaves > 0 {
+		r.failSaves--
+	}
+	r.mu.Unlock()
+	if hook != nil {
+		hook()
+	}
+	if fail {
+		return errInjected
+	}
+	return nil
+}
+
+func (r *faultRepo) Save(ctx context.Context, key string, s lease.Snapshot, expected lease.Revision) (lease.Revision, error) {
+	if err := r.begin([]string{key}, false); err != nil {
+		return 0, &lease.RepositoryError{Op: "save", Key: key, Err: err}
+	}
+	return r.Repository.Save(ctx, key, s, expected)
+}
+
+func (r *faultRepo) Load(ctx context.Context, key string) (lease.Record, bool, error) {
+	r.mu.Lock()
+	fail := r.failLoad == key
+	r.mu.Unlock()
+	if fail {
+		return lease.Record{}, false, &lease.RepositoryError{Op: "load", Key: key, Err: errInjected}
+	}
+	return r.Repository.Load(ctx, key)
+}
+
+func (r *faultRepo) Fence(ctx context.Context, key string) (func(), error) {
+	select {
+	case r.fence <- key:
+	default:
+	}
+	return r.Repository.Fence(ctx, key)
+}
+
+// batchRepo is a faultRepo over a BatchSaver, and a BatchSaver itself.
+type batchRepo struct{ *faultRepo }
+
+func (r batchRepo) SaveBatch(ctx context.Context, writes []lease.Write) ([]lease.Revision, []error) {
+	keys := make([]string, len(writes))
+	for i, w := range writes {
+		keys[i] = w.Key
+	}
+	if err := r.begin(keys, true); err != nil {
+		errs := make([]error, len(writes))
+		for i := range errs {
+			errs[i] = &lease.RepositoryError{Op: "save batch", Err: err}
+		}
+		return make([]lease.Revision, len(writes)), errs
+	}
+	return r.Repository.(lease.BatchSaver).SaveBatch(ctx, writes)
+}
+
+// countingProcess is a process table that counts its calls.
+type countingProcess struct {
+	platform.Process
+	calls atomic.Int32
+}
+
+func (p *countingProcess) Self() (platform.Identity, error) {
+	p.calls.Add(1)
+	return p.Process.Self()
+}
+
+func (p *countingProcess) Judge(id platform.Identity) platform.Verdict {
+	p.calls.Add(1)
+	return p.Process.Judge(id)
+}
+
+// TestNewManagerConfig: NewManager refuses every invalid field with a
+// *ConfigError naming it, before it touches the repository or the
+// process table, and accepts the boundary Heartbeat × 2 = TTL.
+func TestNewManagerConfig(t *testing.T) {
+	tests := []struct {
+		name  string
+		edit  func(*lease.Config)
+		field string // "" when valid
+	}{
+		{"valid", func(*lease.Config) {}, ""},
+		{"heartbeat half the TTL", func(c *lease.Config) { c.Heartbeat = c.TTL / 2 }, ""},
+		{"lease policy", func(c *lease.Config) { c.Policy = fsm.LeasePolicy }, ""},
+		{"zero TTL", func(c *lease.Config) { c.TTL = 0 }, "TTL"},
+		{"negative TTL", func(c *lease.Config) { c.TTL = -time.Second }, "TTL"},
+		{"zero heartbeat", func(c *lease.Config) { c.Heartbeat = 0 }, "Heartbeat"},
+		{"negative heartbeat", func(c *lease.Config) { c.Heartbeat = -time.Second }, "Heartbeat"},
+		{"heartbeat over half the TTL", func(c *lease.Config) { c.Heartbeat = c.TTL/2 + time.Nanosecond }, "Heartbeat"},
+		{"heartbeat that overflows when doubled", func(c *lease.Config) { c.Heartbeat = 1 << 62 }, "Heartbeat"},
+		{"no repository", func(c *lease.Config) { c.Repository = nil }, "Repository"},
+		{"policy of another family", func(c *lease.Config) { c.Policy = fsm.LanePolicy }, "Policy"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := platformtest.New(t)
+			repo := newFaultRepo(lease.NewMemoryRepository(), f.Clock)
+			proc := &countingProcess{Process: f.Processes}
+			p := *f.Platform
+			p.Process = proc
+			cfg := lease.Config{TTL: ttl, Heartbeat: hb, Repository: repo, Platform: &p}
+			tt.edit(&cfg)
+			m, err := lease.NewManager(cfg)
+			if tt.field == "" {
+				if err != nil {
+					t.Fatalf("NewManager = %v, want a manager", err)
+				}
+				if err := m.Close(); err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			if m != nil {
+				_ = m.Close()
+				t.Fatalf("NewManager accepted the config; want a *ConfigError naming %s", tt.field)
+			}
+			var ce *lease.ConfigError
+			if !errors.As(err, &ce) || ce.Field != tt.field {
+				t.Fatalf("NewManager = %v; want a *ConfigError naming %s", err, tt.field)
+			}
+			if !strings.Contains(err.Error(), tt.field) {
+				t.Errorf("message %q does not name %s", err, tt.field)
+			}
+			if calls := repo.log(); len(calls) != 0 || proc.calls.Load() != 0 {
+				t.Errorf("invalid config: %d writes and %d process calls, want none", len(calls), proc.calls.Load())
+			}
+		})
+	}
+}
+
+// TestAcquireHeldWhileRenewed: while a live holder renews, every Acquire
+// of another manager fails with a *HeldError naming the holder, for many
+// TTLs on the observer's clock.
+func TestAcquireHeldWhileRenewed(t *testing.T) {
+	forKinds(t, func(t *testing.T, f *platformtest.Fake, repo lease.Repository) {
+		holderID := f.Processes.Start()
+		holder, hrec := newManager(t, f.As(holderID), repo)
+		observer, _ := newManager(t, f.Platform, repo)
+		h := mustAcquire(t, holder, "task:42")
+		for i := 1; i <= 3*int(ttl/hb); i++ {
+			wantHeld(t, observer, "task:42", holderID)
+			step(t, f.Clock, 2, hb)
+			hrec.waitCount(t, lease.Renewed, i)
+		}
+		wantHeld(t, observer, "task:42", holderID)
+		wantNotEnded(t, h)
+	})
+}
+
+// TestGenerationGrows: every acquisition takes the next generation, a
+// release leaves a tombstone that keeps it, and tombstones written by
+// others count too.
+func TestGenerationGrows(t *testing.T) {
+	forKinds(t, func(t *testing.T, f *platformtest.Fake, repo lease.Repository) {
+		m, _ := newManager(t, f.Platform, repo)
+		self, _ := f.Processes.Self()
+		var lastRev lease.Revision
+		for want := lease.Token(1); want <= 3; want++ {
+			h := mustAcquire(t, m, "k")
+			if h.Token() != want || h.Key() != "k" {
+				t.Fatalf("acquisition %d: token %d of %q, want %d", want, h.Token(), h.Key(), want)
+			}
+			if err := h.Close(); err != nil {
+				t.Fatal(err)
+			}
+			rec := mustLoad(t, repo, "k")
+			if s := rec.Snapshot; !s.Released || s.Generation != want || s.Holder != self || s.TTL != ttl {
+				t.Fatalf("after release: %+v, want a tombstone of generation %d by %v", s, want, self)
+			}
+			if rec.Revision <= lastRev {
+				t.Fatalf("revision %d after %d", rec.Revision, lastRev)
+			}
+			lastRev = rec.Revision
+		}
+		if _, err := repo.Save(t.Context(), "old", lease.Snapshot{Generation: 41, Holder: stranger, Released: true, TTL: ttl}, 0); err != nil {
+			t.Fatal(err)
+		}
+		if h := mustAcquire(t, m, "old"); h.Token() != 42 {
+			t.Fatalf("after another holder's tombstone of generation 41: token %d, want 42", h.Token())
+		}
+	})
+}
+
+// TestLoseAndReacquire: a lease lost for want of renewals keeps its
+// record until the TTL (the manager's own Acquire waits like any
+// observer's); getting the key again gives a new generation, the old
+// handle's RunFenced is refused without running its work, and closing
+// the old handle leaves the new record alone.
+func TestLoseAndReacquire(t *testing.T) {
+	forKinds(t, func(t *testing.T, f *platformtest.Fake, inner lease.Repository) {
+		repo := newFaultRepo(inner, f.Clock)
+		m, _ := newManager(t, f.Platform, repo)
+		self, _ := f.Processes.Self()
+		old := mustAcquire(t, m, "k")
+		// The first renewal is still in flight, and then fails, when the
+		// deadline passes: nothing renews the record after that.
+		entered, proceed := make(chan struct{}), make(chan struct{})
+		repo.during(func() { close(entered); <-proceed })
+		repo.failNext(1)
+		step(t, f.Clock, 2, hb)
+		receive(t, entered, "the renewal")
+		f.Clock.Advance(ttl - hb)
+		wantLost(t, old)
+		close(proceed)
+
+		wantHeld(t, m, "k", self)
+		f.Clock.Advance(ttl)
+		h := mustAcquire(t, m, "k")
+		if h.Token() <= old.Token() {
+			t.Fatalf("new token %d, old %d: want it larger", h.Token(), old.Token())
+		}
+		err := old.RunFenced(t.Context(), func(context.Context, lease.Token) error {
+			t.Error("the old handle's fenced work ran")
+			return nil
+		})
+		if !errors.Is(err, lease.ErrLost) {
+			t.Fatalf("old RunFenced = %v, want ErrLost", err)
+		}
+		var got lease.Token
+		if err := h.RunFenced(t.Context(), func(_ context.Context, tok lease.Token) error { got = tok; return nil }); err != nil || got != h.Token() {
+			t.Fatalf("new RunFenced = %v with token %d, want nil with %d", err, got, h.Token())
+		}
+		if err := old.Close(); err != nil {
+			t.Fatalf("closing the lost handle: %v", err)
+		}
+		if s := mustLoad(t, repo, "k").Snapshot; s.Generation != h.Token() || s.Released {
+			t.Fatalf("closing the lost handle changed the successor's record: %+v", s)
+		}
+	})
+}
+
+// TestAcquireErrors: a failing repository makes Acquire return its
+// *RepositoryError, a cancelled context its cause, and an invalid key a
+// *KeyError; none of them leaves a record.
+func TestAcquireErrors(t *testing.T) {
+	f := platformtest.New(t)
+	repo := newFaultRepo(lease.NewMemoryRepository(), f.Clock)
+	m, _ := newManager(t, f.Platform, repo)
+
+	repo.failNext(1)
+	_, err := m.Acquire(t.Context(), "k")
+	var re *lease.RepositoryError
+	if !errors.As(err, &re) || !errors.Is(err, errInjected) {
+		t.Fatalf("Acquire with a failing save = %v, want the *RepositoryError", err)
+	}
+	repo.failLoads("bad")
+	if _, err := m.Acquire(t.Context(), "bad"); !errors.As(err, &re) || re.Op != "load" {
+		t.Fatalf("Acquire with a failing load = %v, want the *RepositoryError", err)
+	}
+	cause := errors.New("caller gave up")
+	ctx, cancel := context.WithCancelCause(t.Context())
+	cancel(cause)
+	if _, err := m.Acquire(ctx, "k"); err != cause {
+		t.Fatalf("Acquire with a cancelled context = %v, want its cause", err)
+	}
+	if _, err := m.Acquire(t.Context(), ""); !errors.Is(err, lease.ErrInvalidKey) {
+		t.Fatalf("Acquire(\"\") = %v, want ErrInvalidKey", err)
+	}
+	if _, ok, err := repo.Load(t.Context(), "k"); ok || err != nil {
+		t.Fatalf("a failed Acquire left a record (%v)", err)
+	}
+	if h := mustAcquire(t, m, "k"); h.Token() != 1 {
+		t.Fatalf("token %d after failed attempts, want 1", h.Token())
+	}
+}
+
+// TestErrorsTyped: the failures callers see match their types and
+// sentinels with errors.As and errors.Is, through wrapping.
+func TestErrorsTyped(t *testing.T) {
+	f := platformtest.New(t)
+	repo := lease.NewMemoryRepository()
+	holderID := f.Processes.Start()
+	holder, _ := newManager(t, f.As(holderID), repo)
+	m, _ := newManager(t, f.Platform, repo)
+	mustAcquire(t, holder, "k")
+	_, err := m.Acquire(t.Context(), "k")
+	var held *lease.HeldError
+	if !errors.As(wrap(err), &held) || !strings.Contains(err.Error(), holderID.String()) {
+		t.Errorf("HeldError: %v", err)
+	}
+	_, err = repo.Save(t.Context(), "k", lease.Snapshot{TTL: ttl}, 0)
+	var conflict *lease.RevisionConflictError
+	if !errors.As(wrap(err), &conflict) || !errors.Is(wrap(err), lease.ErrRevisionConflict) {
+		t.Errorf("RevisionConflictError: %v", err)
+	}
+	_, err = lease.NewManager(lease.Config{})
+	var ce *lease.ConfigError
+	if !errors.As(wrap(err), &ce) {
+		t.Errorf("ConfigError: %v", err)
+	}
+	if !errors.Is(wrap(lease.ErrLost), lease.ErrLost) || errors.Is(lease.ErrLost, lease.ErrReleased) {
+		t.Error("ErrLost and ErrReleased do not match as sentinels")
+	}
+}
+
+func wrap(err error) error { return errors.Join(errors.New("context"), err) }
+
+// TestManagerClose: Close releases every lease (tombstones keep their
+// generations), cancels fenced work with cause ErrReleased, stops the
+// heartbeat and every timer, refuses later acquisitions, and is
+// idempotent.
+func TestManagerClose(t *testing.T) {
+	forKinds(t, func(t *testing.T, f *platformtest.Fake, inner lease.Repository) {
+		repo := newFaultRepo(inner, f.Clock)
+		m, rec := newManager(t, f.Platform, repo)
+		keys := []string{"a", "b", "c"}
+		handles := make([]*lease.Lease, len(keys))
+		for i, k := range keys {
+			handles[i] = mustAcquire(t, m, k)
+		}
+		step(t, f.Clock, len(keys)+1, hb)
+		rec.waitCount(t, lease.Renewed, len(keys))
+		started, cause := make(chan struct{}), make(chan error, 1)
+		go func() {
+			_ = handles[0].RunFenced(context.Background(), func(ctx context.Context, _ lease.Token) error {
+				close(started)
+				<-ctx.Done()
+				cause <- context.Cause(ctx)
+				return nil
+			})
+		}()
+		<-started
+		if err := m.Close(); err != nil {
+			t.Fatalf("Close: %v", err)
+		}
+		if err := <-cause; err != lease.ErrReleased {
+			t.Errorf("fenced work cancelled with %v, want ErrReleased", err)
+		}
+		for i, h := range handles {
+			wantReleased(t, h)
+			if s := mustLoad(t, repo, keys[i]).Snapshot; !s.Released || s.Generation != h.Token() {
+				t.Errorf("%s after Close: %+v, want a tombstone of generation %d", keys[i], s, h.Token())
+			}
+		}
+		if evs, _ := rec.of(lease.Released); len(evs) != len(keys) {
+			t.Errorf("%d released events, want %d", len(evs), len(keys))
+		}
+		if n := f.Clock.Pending(); n != 0 {
+			t.Errorf("%d timers pending after Close, want 0", n)
+		}
+		repo.log()
+		f.Clock.Advance(10 * ttl)
+		if calls := repo.log(); len(calls) != 0 {
+			t.Errorf("writes after Close: %+v", calls)
+		}
+		if h, err := m.Acquire(t.Context(), "d"); err == nil {
+			t.Errorf("Acquire after Close = %v, want an error", h.Token())
+		}
+		if _, ok, _ := repo.Load(t.Context(), "d"); ok {
+			t.Error("Acquire after Close wrote a record")
+		}
+		if err := m.Close(); err != nil {
+			t.Errorf("second Close: %v", err)
+		}
+	})
+}
+
+// TestManagerCloseDuringAcquire: an acquisition that is writing its claim
+// when Close begins does not leave a held lease behind. Either Close
+// waits for it and releases it, or the acquisition fails; in both cases
+// the record ends as a tombstone and no timer of the manager is left.
+func TestManagerCloseDuringAcquire(t *testing.T) {
+	f := platformtest.New(t)
+	repo := newFaultRepo(lease.NewMemoryRepository(), f.Clock)
+	m, _ := newManager(t, f.Platform, repo)
+	entered, proceed := make(chan struct{}), make(chan struct{})
+	repo.during(func() { close(entered); <-proceed })
+	type result struct {
+		h   *lease.Lease
+		err error
+	}
+	acquired := make(chan result, 1)
+	go func() {
+		h, err := m.Acquire(context.Background(), "k")
+		acquired <- result{h, err}
+	}()
+	<-entered
+	closed := make(chan error, 1)
+	go func() { closed <- m.Close() }()
+	// Close has begun once it refuses acquisitions. A probe key whose
+	// load fails tells without writing anything.
+	repo.failLoads("probe")
+	for {
+		_, err := m.Acquire(context.Background(), "probe")
+		if !errors.Is(err, errInjected) {
+			break
+		}
+	}
+	close(proceed)
+	res := <-acquired
+	if err := <-closed; err != nil {
+		t.Fatalf("Close: %v", err)
+	}
+	if res.err == nil {
+		if err := res.h.Err(); err != lease.ErrReleased {
+			t.Errorf("Acquire racing Close returned a lease whose Err() is %v; Close left it held", err)
+		}
+	}
+	if rec, ok, _ := repo.Load(t.Context(), "k"); ok && !rec.Snapshot.Released {
+		t.Errorf("record after Close: %+v, want a tombstone", rec.Snapshot)
+	}
+	if n := f.Clock.Pending(); n != 0 {
+		t.Errorf("%d timers pending after Close, want 0", n)
+	}
+	if res.h != nil {
+		_ = res.h.Close()
+	}
+}
+
+// captureHandler is a slog handler that keeps every record.
+type captureHandler struct {
+	mu      sync.Mutex
+	records []slog.Record
+}
+
+func (h *captureHandler) Enabled(context.Context, slog.Level) bool { return true }
+func (h *captureHandler) WithAttrs([]slog.Attr) slog.Handler       { return h }
+func (h *captureHandler) WithGroup(string) slog.Handler            { return h }
+
+func (h *captureHandler) Handle(_ context.Context, r slog.Record) error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.records = append(h.records, r.Clone())
+	return nil
+}
+
+// logLine is a captured record in a comparable form.
+type logLine struct {
+	level slog.Level
+	msg   string
+	attrs string
+}
+
+func (h *captureHandler) lines() []logLine {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	var out []logLine
+	for _, r := range h.records {
+		var attrs []string
+		r.Attrs(func(a slog.Attr) bool {
+			attrs = append(attrs, a.String())
+			return true
+		})
+		out = append(out, logLine{r.Level, r.Message, strings.Join(attrs, " ")})
+	}
+	return out
+}
+
+// TestEvents: a manager reports acquired, taken over, renewed, renewal
+// failed, lost and released, in order, to OnEvent and to its logger,
+// losses and failures as warnings.
+func TestEvents(t *testing.T) {
+	f := platformtest.New(t)
+	repo := newFaultRepo(lease.NewMemoryRepository(), f.Clock)
+	logs := &captureHandler{}
+	m, rec := newManager(t, f.Platform, repo, func(c *lease.Config) { c.Logger = slog.New(logs) })
+	dead := f.Processes.Start()
+	if _, err := repo.Save(t.Context(), "k", lease.Snapshot{Generation: 1, Holder: dead, TTL: ttl}, 0); err != nil {
+		t.Fatal(err)
+	}
+	f.Processes.Kill(dead.PID)
+	f.Processes.Reap(dead.PID)
+
+	h := mustAcquire(t, m, "k") // taken over from the dead holder
+	step(t, f.Clock, 2, hb)
+	rec.waitCount(t, lease.Renewed, 1)
+	repo.failNext(1)
+	step(t, f.Clock, 2, hb)
+	rec.waitCount(t, lease.RenewalFailed, 1)
+	writeBehind(t, repo, "k", lease.Snapshot{Generation: 3, Holder: stranger, TTL: ttl})
+	step(t, f.Clock, 2, hb)
+	wantLost(t, h)
+	if err := h.Close(); err != nil {
+		t.Fatal(err)
+	}
+	h2 := mustAcquire(t, m, "k2")
+	if err := h2.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	want := []lease.Event{
+		{Kind: lease.Acquired, Key: "k", Token: 2},
+		{Kind: lease.TakenOver, Key: "k", Token: 2, Previous: &dead},
+		{Kind: lease.Renewed, Key: "k", Token: 2},
+		{Kind: lease.RenewalFailed, Key: "k", Token: 2},
+		{Kind: lease.Lost, Key: "k", Token: 2},
+		{Kind: lease.Acquired, Key: "k2", Token: 1},
+		{Kind: lease.Released, Key: "k2", Token: 1},
+	}
+	got := rec.all()
+	if len(got) != len(want) {
+		t.Fatalf("events:\n%v\nwant\n%v", got, want)
+	}
+	for i, e := range got {
+		w := want[i]
+		samePrev := (e.Previous == nil) == (w.Previous == nil) && (e.Previous == nil || *e.Previous == *w.Previous)
+		if e.Kind != w.Kind || e.Key != w.Key || e.Token != w.Token || !samePrev {
+			t.Errorf("event %d = %+v, want %+v", i, e, w)
+		}
+		if wantErr := e.Kind == lease.RenewalFailed; wantErr != errors.Is(e.Err, errInjected) {
+			t.Errorf("event %d (%v) Err = %v", i, e.Kind, e.Err)
+		}
+	}
+
+	failure := (&lease.RepositoryError{Op: "save", Key: "k", Err: errInjected}).Error()
+	wantLogs := []logLine{
+		{slog.LevelDebug, "lease acquired", "key=k token=2"},
+		{slog.LevelDebug, "lease taken over", "key=k token=2 previous=" + dead.String()},
+		{slog.LevelDebug, "lease renewed", "key=k token=2"},
+		{slog.LevelWarn, "lease renewal failed", "key=k token=2 err=" + failure},
+		{slog.LevelWarn, "lease lost", "key=k token=2"},
+		{slog.LevelDebug, "lease acquired", "key=k2 token=1"},
+		{slog.LevelDebug, "lease released", "key=k2 token=1"},
+	}
+	gotLogs := logs.lines()
+	if len(gotLogs) != len(wantLogs) {
+		t.Fatalf("log:\n%v\nwant\n%v", gotLogs, wantLogs)
+	}
+	for i := range gotLogs {
+		if gotLogs[i] != wantLogs[i] {
+			t.Errorf("log line %d = %+v, want %+v", i, gotLogs[i], wantLogs[i])
+		}
+	}
+}
+
+// TestEventKindString names every kind, and an unknown one by number.
+func TestEventKindString(t *testing.T) {
+	want := map[lease.EventKind]string{lease.Acquired: "acquired", lease.TakenOver: "taken over", lease.Renewed: "renewed",
+		lease.RenewalFailed: "renewal failed", lease.Lost: "lost", lease.Released: "released", 0: "EventKind(0)", 99: "EventKind(99)"}
+	for k, s := range want {
+		if k.String() != s {
+			t.Errorf("EventKind(%d).String() = %q, want %q", uint8(k), k.String(), s)
+		}
+	}
+}
+
+// TestCloseReleaseFailure: a release whose tombstone cannot be written
+// still ends the handle, and Close (of the lease, and of the manager)
+// returns the *RepositoryError; the record stays for observers to judge.
+func TestCloseReleaseFailure(t *testing.T) {
+	f := platformtest.New(t)
+	repo := newFaultRepo(lease.NewMemoryRepository(), f.Clock)
+	m, _ := newManager(t, f.Platform, repo)
+	a, b := mustAcquire(t, m, "a"), mustAcquire(t, m, "b")
+	repo.failNext(-1)
+	var re *lease.RepositoryError
+	if err := a.Close(); !errors.As(err, &re) || !errors.Is(err, errInjected) {
+		t.Fatalf("Close with a failing repository = %v, want the *RepositoryError", err)
+	}
+	wantReleased(t, a)
+	if err := m.Close(); !errors.As(err, &re) {
+		t.Fatalf("Manager.Close with a failing repository = %v, want the *RepositoryError", err)
+	}
+	wantReleased(t, b)
+	for _, k := range []string{"a", "b"} {
+		if s := mustLoad(t, repo, k).Snapshot; s.Released {
+			t.Errorf("%s: a tombstone was written though every save failed", k)
+		}
+	}
+}
+
+// TestGenerationNeverWraps: a key whose generation has reached the
+// largest token cannot be acquired again, since the next token would go
+// back to zero; Acquire fails and writes nothing.
+func TestGenerationNeverWraps(t *testing.T) {
+	f := platformtest.New(t)
+	repo := lease.NewMemoryRepository()
+	m, _ := newManager(t, f.Platform, repo)
+	last := ^lease.Token(0)
+	rev, err := repo.Save(t.Context(), "k", lease.Snapshot{Generation: last, Holder: stranger, Released: true, TTL: ttl}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := m.Acquire(t.Context(), "k")
+	if err == nil {
+		t.Fatalf("Acquire after generation %d returned token %d", last, h.Token())
+	}
+	if r := mustLoad(t, repo, "k"); r.Revision != rev {
+		t.Fatalf("a failed Acquire wrote %+v", r)
+	}
+}
+
+// forgetfulRepo is a memory repository that drops a record once it is a
+// tombstone, so that a manager's own memory per key can be measured.
+type forgetfulRepo struct{ *lease.MemoryRepository }
+
+func (r forgetfulRepo) Load(ctx context.Context, key string) (lease.Record, bool, error) {
+	rec, ok, err := r.MemoryRepository.Load(ctx, key)
+	if ok && rec.Snapshot.Released {
+		return lease.Record{}, false, err
+	}
+	return rec, ok, err
+}
+
+// TestManagerForgetsKeys: a manager keeps nothing per key once its
+// leases are released; memory does not grow with the number of keys it
+// has held (kubernetes#138743).
+func TestManagerForgetsKeys(t *testing.T) {
+	if testing.Short() {
+		t.Skip("acquires many keys")
+	}
+	f := platformtest.New(t)
+	repo := forgetfulRepo{lease.NewMemoryRepository()}
+	m, _ := newManager(t, f.Platform, repo, func(c *lease.Config) { c.OnEvent = nil })
+	cycle := func(prefix string, n int) {
+		for i := range n {
+			h := mustAcquire(t, m, fmt.Sprintf("%s-%07d", prefix, i))
+			if err := h.Close(); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	heap := func() uint64 {
+		runtime.GC()
+		var ms runtime.MemStats
+		runtime.ReadMemStats(&ms)
+		return ms.HeapAlloc
+	}
+	const keys = 20000
+	cycle("warm", 100)
+	before := heap()
+	cycle("key", keys)
+	repoBytes := heap() - before // the repository keeps its tombstones
+	before = heap()
+	probe := lease.NewMemoryRepository()
+	for i := range keys {
+		s := lease.Snapshot{Generation: 1, Released: true, TTL: ttl}
+		if _, err := probe.Save(t.Context(), fmt.Sprintf("key-%07d", i), s, 0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tombstones := heap() - before
+	runtime.KeepAlive(probe)
+	if perKey := (int64(repoBytes) - int64(tombstones)) / keys; perKey > 16 {
+		t.Errorf("the manager keeps about %d bytes per key it has released", perKey)
+	}
+}

@@ -1,0 +1,81 @@
+package lease
+
+import (
+	"context"
+	"errors"
+
+	"github.com/rivus/collab/policy"
+)
+
+// Close releases the lease: it re-reads the record and writes a tombstone
+// that keeps this generation, only if the record still holds it, so that
+// it never erases a successor. Fenced work still running is cancelled with
+// cause ErrReleased. It is idempotent; a lost lease is closed the same way
+// (it finds the record moved on, and writes nothing).
+func (h *Lease) Close() error {
+	h.closeOnce.Do(func() { h.closeErr = h.release() })
+	return h.closeErr
+}
+
+func (h *Lease) release() error {
+	m := h.m
+	m.mu.Lock()
+	// The policy takes Release only between repository calls.
+	for h.inflight {
+		m.cond.Wait()
+	}
+	out := m.fireLocked(h, trRelease, 0)
+	m.mu.Unlock()
+	// The record outlives a stuck repository by at most a TTL: bound the
+	// release by it.
+	ctx, cancel := context.WithTimeout(context.Background(), m.cfg.TTL)
+	defer cancel()
+	var (
+		rec Record
+		err error
+	)
+	for {
+		switch {
+		case out.Has(outRepoError) || out.Has(outEndHandle):
+			return err
+		case out.Has(outLoad):
+			var ok bool
+			rec, ok, err = m.cfg.Repository.Load(ctx, h.key)
+			out = h.fire(err, trLoaded, func() policy.Facts {
+				m.mu.Lock()
+				defer m.mu.Unlock()
+				return m.factsLocked(h, rec, ok)
+			})
+		case out.Has(outTombstone):
+			_, err = m.cfg.Repository.Save(ctx, h.key, h.snapshot(h.token, true), rec.Revision)
+			out = h.fire(err, trSaved, nil)
+			var conflict *RevisionConflictError
+			if errors.As(err, &conflict) {
+				err = nil // a successor moved the record: nothing of ours to release
+			}
+		default:
+			// Ignored (already released): nothing to do.
+			return nil
+		}
+	}
+}
+
+// fire steps h with the outcome of a repository call: ok (with facts, if
+// any), a conflict, or a failure.
+func (h *Lease) fire(err error, ok policy.TriggerID, facts func() policy.Facts) policy.Outputs {
+	var f policy.Facts
+	if err == nil && facts != nil {
+		f = facts()
+	}
+	m := h.m
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var conflict *RevisionConflictError
+	switch {
+	case err == nil:
+		return m.fireLocked(h, ok, f)
+	case errors.As(err, &conflict):
+		return m.fireLocked(h, trConflict, 0)
+	}
+	return m.fireLocked(h, trRepoFailed, 0)
+}

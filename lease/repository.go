@@ -1,0 +1,101 @@
+package lease
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"unicode/utf8"
+)
+
+// Token is a fencing token: the generation of a lease. It grows on every
+// acquisition of a key and never goes back, so a resource that keeps the
+// highest token it has seen can refuse an old holder's writes.
+type Token uint64
+
+// Revision identifies one stored version of a key's record. Every save
+// changes it; 0 means "no record".
+type Revision uint64
+
+// Record is a stored snapshot and the revision it was stored under.
+type Record struct {
+	Snapshot Snapshot
+	Revision Revision
+}
+
+// Repository stores one lease record per key and compares revisions on
+// every write, so that of two writers who read the same revision exactly
+// one succeeds. Implementations are safe for concurrent use.
+//
+// Every method first checks the key (an invalid one is a *KeyError) and
+// the context (an ended one returns context.Cause(ctx) and changes
+// nothing). Storage failures are *RepositoryError; a stored record that
+// cannot be read is a *RepositoryError wrapping a *CorruptRecordError and
+// fails that key only. The package leasetest checks all of this for any
+// implementation.
+type Repository interface {
+	// Load returns the stored record of key, or ok false when there is
+	// none.
+	Load(ctx context.Context, key string) (rec Record, ok bool, err error)
+	// Save writes s over expected (0: only if no record exists) and returns
+	// the new revision, or a *RevisionConflictError.
+	Save(ctx context.Context, key string, s Snapshot, expected Revision) (Revision, error)
+	// Fence blocks until this caller holds key's fence (exclusive across
+	// goroutines and, for SQLite and file repositories, processes) or ctx
+	// ends (then it returns context.Cause(ctx) and holds nothing). unlock
+	// is idempotent.
+	Fence(ctx context.Context, key string) (unlock func(), err error)
+}
+
+// BatchSaver is implemented by repositories that can apply several saves
+// in one transaction, so that a manager renews all its leases with one
+// write per tick.
+type BatchSaver interface {
+	// SaveBatch applies writes in order, as Save would one by one, and
+	// returns one result per write: a conflict or invalid key fails that
+	// write only. A storage failure fails every write of the batch, none
+	// of which is then applied.
+	SaveBatch(ctx context.Context, writes []Write) ([]Revision, []error)
+}
+
+// Write is one save of a batch.
+type Write struct {
+	Key      string
+	Snapshot Snapshot
+	Expected Revision
+}
+
+// MaxKeyLen is the longest key, in bytes.
+const MaxKeyLen = 256
+
+// ValidateKey reports whether key can name a lease: a non-empty valid
+// UTF-8 string of at most MaxKeyLen bytes without NUL. Any other byte is
+// allowed, '/' and ".." included. It returns a *KeyError; repositories of
+// other packages can use it to refuse the keys this package refuses.
+func ValidateKey(key string) error {
+	var reason string
+	switch {
+	case key == "":
+		reason = "empty"
+	case len(key) > MaxKeyLen:
+		reason = fmt.Sprintf("%d bytes, more than %d", len(key), MaxKeyLen)
+	case strings.IndexByte(key, 0) >= 0:
+		reason = "contains NUL"
+	case !utf8.ValidString(key):
+		reason = "not valid UTF-8"
+	default:
+		return nil
+	}
+	return &KeyError{Key: key, Reason: reason}
+}
+
+// begin checks what every repository method checks first: the key, then
+// the context.
+func begin(ctx context.Context, key string) error {
+	if err := ValidateKey(key); err != nil {
+		return err
+	}
+	if ctx.Err() != nil {
+		return context.Cause(ctx)
+	}
+	return nil
+}

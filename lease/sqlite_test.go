@@ -1,0 +1,429 @@
+package lease_test
+
+import (
+	"database/sql"
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/rivus/collab/lease"
+	"github.com/rivus/collab/lease/leasetest"
+	"github.com/rivus/collab/platform"
+	"github.com/rivus/collab/platform/platformtest"
+)
+
+func openSQLiteRepo(t testing.TB, p *platform.Platform, path string) *lease.SQLiteRepository {
+	t.Helper()
+	r, err := lease.OpenSQLiteRepository(p, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := r.Close(); err != nil {
+			t.Error(err)
+		}
+	})
+	return r
+}
+
+// rawDB opens path without the repository, closed at the end of the test.
+func rawDB(t testing.TB, path string) *sql.DB {
+	t.Helper()
+	db, err := platform.ModerncSQLite().Open(path, platform.SQLiteOptions{BusyTimeout: 10 * time.Second, JournalMode: "WAL", TxLock: "immediate"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = db.Close() })
+	return db
+}
+
+func execSQL(t testing.TB, db *sql.DB, query string, args ...any) {
+	t.Helper()
+	if _, err := db.Exec(query, args...); err != nil {
+		t.Fatalf("%s: %v", query, err)
+	}
+}
+
+func TestSQLiteRepository(t *testing.T) {
+	leasetest.Run(t, func(t *testing.T) lease.Repository {
+		return openSQLiteRepo(t, platform.OS(), filepath.Join(t.TempDir(), "leases.db"))
+	})
+}
+
+// TestSQLiteTwoHandles: two handles on one database see each other's
+// saves, and compare revisions against each other's.
+func TestSQLiteTwoHandles(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "leases.db")
+	a, b := openSQLiteRepo(t, platform.OS(), path), openSQLiteRepo(t, platform.OS(), path)
+	r1, err := a.Save(t.Context(), "k", lease.Snapshot{Generation: 1}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec, ok, err := b.Load(t.Context(), "k")
+	if err != nil || !ok || rec.Revision != r1 || rec.Snapshot.Generation != 1 {
+		t.Fatalf("b.Load after a.Save = %+v, %v, %v", rec, ok, err)
+	}
+	r2, err := b.Save(t.Context(), "k", lease.Snapshot{Generation: 2}, r1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rec, _, err := a.Load(t.Context(), "k"); err != nil || rec.Revision != r2 || rec.Snapshot.Generation != 2 {
+		t.Fatalf("a.Load after b.Save = %+v, %v", rec, err)
+	}
+	_, err = a.Save(t.Context(), "k", lease.Snapshot{Generation: 3}, r1)
+	var c *lease.RevisionConflictError
+	if !errors.As(err, &c) || c.Expected != r1 || c.Actual != r2 {
+		t.Fatalf("a stale save through a = %v, want a conflict %d/%d", err, r1, r2)
+	}
+}
+
+// TestTwoHandlesRace: goroutines saving over one revision through two
+// handles (each with its own in-process queue) still have one winner.
+func TestTwoHandlesRace(t *testing.T) {
+	for _, kind := range repoKinds {
+		t.Run(kind, func(t *testing.T) {
+			path := repoPath(t.TempDir(), kind)
+			var handles [2]lease.Repository
+			for i := range handles {
+				r, closeRepo, err := openKind(platform.OS(), kind, path)
+				if err != nil {
+					t.Fatal(err)
+				}
+				t.Cleanup(func() { _ = closeRepo() })
+				handles[i] = r
+			}
+			base, err := handles[0].Save(t.Context(), "k", lease.Snapshot{Generation: 1}, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			start := make(chan struct{})
+			var wg sync.WaitGroup
+			var mu sync.Mutex
+			wins := 0
+			for i := range 16 {
+				wg.Go(func() {
+					<-start
+					_, err := handles[i%2].Save(t.Context(), "k", lease.Snapshot{Generation: lease.Token(10 + i)}, base)
+					mu.Lock()
+					defer mu.Unlock()
+					switch {
+					case err == nil:
+						wins++
+					case !errors.Is(err, lease.ErrRevisionConflict):
+						t.Errorf("save: %v", err)
+					}
+				})
+			}
+			close(start)
+			wg.Wait()
+			if wins != 1 {
+				t.Fatalf("%d saves over one revision won, want 1", wins)
+			}
+		})
+	}
+}
+
+// TestSQLiteSchemaVersion: a database of an unknown schema version fails
+// to open with a *SchemaError and is left as it was.
+func TestSQLiteSchemaVersion(t *testing.T) {
+	t.Run("existing leases", func(t *testing.T) {
+		path := filepath.Join(t.TempDir(), "leases.db")
+		r, err := lease.OpenSQLiteRepository(platform.OS(), path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := r.Save(t.Context(), "k", lease.Snapshot{Generation: 1}, 0); err != nil {
+			t.Fatal(err)
+		}
+		if err := r.Close(); err != nil {
+			t.Fatal(err)
+		}
+		db := rawDB(t, path)
+		execSQL(t, db, "UPDATE lease_schema SET version = 2")
+		wantSchemaError(t, path, 2)
+		var version, rows int
+		if err := db.QueryRow("SELECT (SELECT version FROM lease_schema), (SELECT count(*) FROM leases)").Scan(&version, &rows); err != nil || version != 2 || rows != 1 {
+			t.Fatalf("after the failed open: version %d, %d leases, %v; want 2 and 1", version, rows, err)
+		}
+	})
+	t.Run("newer database without leases", func(t *testing.T) {
+		path := filepath.Join(t.TempDir(), "leases.db")
+		db := rawDB(t, path)
+		execSQL(t, db, "CREATE TABLE lease_schema (id INTEGER PRIMARY KEY, version INTEGER NOT NULL)")
+		execSQL(t, db, "INSERT INTO lease_schema VALUES (1, 3)")
+		wantSchemaError(t, path, 3)
+		var n int
+		if err := db.QueryRow("SELECT count(*) FROM sqlite_master WHERE name = 'leases'").Scan(&n); err != nil || n != 0 {
+			t.Fatalf("the failed open created the leases table (%d, %v)", n, err)
+		}
+	})
+}
+
+func wantSchemaError(t *testing.T, path string, version int64) {
+	t.Helper()
+	r, err := lease.OpenSQLiteRepository(platform.OS(), path)
+	if err == nil {
+		_ = r.Close()
+		t.Fatal("opened a database of an unknown schema version")
+	}
+	var se *lease.SchemaError
+	var re *lease.RepositoryError
+	if !errors.As(err, &se) || !errors.As(err, &re) || se.Path != path || se.Version != version || se.Supported != 1 || re.Op != "open" {
+		t.Fatalf("open = %v, want a *RepositoryError wrapping a *SchemaError for version %d", err, version)
+	}
+}
+
+// TestSQLiteSchemaSetupIsIdempotent: reopening keeps the records.
+func TestSQLiteSchemaSetupIsIdempotent(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "leases.db")
+	var rev lease.Revision
+	for i := range 3 {
+		r, err := lease.OpenSQLiteRepository(platform.OS(), path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rec, ok, err := r.Load(t.Context(), "k")
+		if err != nil || ok != (i > 0) || rec.Revision != rev {
+			t.Fatalf("open %d: Load = %+v, %v, %v", i, rec, ok, err)
+		}
+		if rev, err = r.Save(t.Context(), "k", lease.Snapshot{Generation: lease.Token(i)}, rev); err != nil {
+			t.Fatal(err)
+		}
+		if err := r.Close(); err != nil {
+			t.Fatal(err)
+		}
+		if err := r.Close(); err != nil {
+			t.Fatalf("second Close: %v", err)
+		}
+	}
+}
+
+func TestSQLiteOpenFails(t *testing.T) {
+	t.Run("not a database", func(t *testing.T) {
+		path := filepath.Join(t.TempDir(), "leases.db")
+		garbage := []byte(strings.Repeat("not a database ", 100))
+		if err := os.WriteFile(path, garbage, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		_, err := lease.OpenSQLiteRepository(platform.OS(), path)
+		var re *lease.RepositoryError
+		if !errors.As(err, &re) || re.Op != "open" || !strings.Contains(err.Error(), path) {
+			t.Fatalf("open = %v, want a *RepositoryError naming %s", err, path)
+		}
+		if data, _ := os.ReadFile(path); string(data) != string(garbage) {
+			t.Fatal("the file was changed")
+		}
+		if _, err := os.Stat(path + ".fences"); !errors.Is(err, fs.ErrNotExist) {
+			t.Fatalf("a failed open created the fence directory (%v)", err)
+		}
+	})
+	t.Run("no SQLite", func(t *testing.T) {
+		f := platformtest.New(t, platformtest.WithoutSQLite())
+		_, err := lease.OpenSQLiteRepository(f.Platform, filepath.Join(f.Dir, "leases.db"))
+		var re *lease.RepositoryError
+		if !errors.As(err, &re) || !errors.Is(err, errors.ErrUnsupported) {
+			t.Fatalf("open = %v, want a *RepositoryError matching errors.ErrUnsupported", err)
+		}
+	})
+	t.Run("fence directory", func(t *testing.T) {
+		f := platformtest.New(t)
+		f.FS.SetFault(faultOn(platformtest.OpMkdirAll, ".fences"))
+		_, err := lease.OpenSQLiteRepository(f.Platform, filepath.Join(f.Dir, "leases.db"))
+		wantRepositoryError(t, err, "open", "")
+	})
+}
+
+// TestSQLiteCorruptRow: a row that a valid record cannot hold fails its
+// key only, naming the database, and is left as it is.
+func TestSQLiteCorruptRow(t *testing.T) {
+	tests := []struct {
+		name, column, value, reason string
+	}{
+		{"holder not JSON", "holder", "me", "holder"},
+		{"holder wrong type", "holder", `{"pid":"one"}`, "holder"},
+		{"renewed_at not a time", "renewed_at", "yesterday", "renewed_at"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "leases.db")
+			r := openSQLiteRepo(t, platform.OS(), path)
+			rev, err := r.Save(t.Context(), "task:42", lease.Snapshot{Generation: 1}, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			db := rawDB(t, path)
+			execSQL(t, db, "UPDATE leases SET "+tt.column+" = ? WHERE key = ?", tt.value, "task:42")
+			_, _, err = r.Load(t.Context(), "task:42")
+			wantCorrupt(t, err, "load", "task:42", path+", table leases", tt.reason)
+			var stored string
+			if err := db.QueryRow("SELECT " + tt.column + " FROM leases WHERE key = 'task:42'").Scan(&stored); err != nil || stored != tt.value {
+				t.Fatalf("the corrupt row now holds %q, %v", stored, err)
+			}
+			if _, err := r.Save(t.Context(), "other", lease.Snapshot{Generation: 1}, 0); err != nil {
+				t.Fatalf("another key beside a corrupt one: %v", err)
+			}
+			_ = rev
+		})
+	}
+}
+
+// TestSQLiteFaults: a failing fence file is a *RepositoryError, and the
+// fence is free once the fault is gone.
+func TestSQLiteFaults(t *testing.T) {
+	for _, key := range []string{"k", strings.Repeat("/", 100)} {
+		f := platformtest.New(t)
+		r := openSQLiteRepo(t, f.Platform, filepath.Join(f.Dir, "leases.db"))
+		f.FS.SetFault(func(op platformtest.Op, name string) error {
+			if op == platformtest.OpTryLock || op == platformtest.OpMkdirAll {
+				return errInjected
+			}
+			return nil
+		})
+		wantRepositoryError(t, fence(t, r, key, 0), "fence", key)
+		f.FS.SetFault(nil)
+		if err := fence(t, r, key, 0); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// TestSQLiteLargeGeneration: a token above the int64 range reads back
+// unchanged.
+func TestSQLiteLargeGeneration(t *testing.T) {
+	r := openSQLiteRepo(t, platform.OS(), filepath.Join(t.TempDir(), "leases.db"))
+	gen := ^lease.Token(0) - 5
+	if _, err := r.Save(t.Context(), "k", lease.Snapshot{Generation: gen}, 0); err != nil {
+		t.Fatal(err)
+	}
+	if rec, _, err := r.Load(t.Context(), "k"); err != nil || rec.Snapshot.Generation != gen {
+		t.Fatalf("Load = %+v, %v; want generation %d", rec, err, gen)
+	}
+}
+
+// benchSnapshot is the record the Save benchmarks write.
+var benchSnapshot = lease.Snapshot{
+	Generation: 7,
+	Holder:     platform.Identity{Host: "bench", BootID: "0f4c2b7e-5a1d-4e8b-9c3f-1d2e3f4a5b6c", PID: 4242, StartTime: 123456, PIDNamespace: 4026531836},
+	RenewedAt:  time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC),
+	TTL:        time.Minute,
+}
+
+// BenchmarkSave measures a SQLite save against its floor: the same
+// transaction (BEGIN IMMEDIATE, SELECT the revision, UPDATE the row,
+// COMMIT) in raw database/sql on the same schema, options and file. The
+// sqlite sub-benchmark runs one floor transaction (untimed) before each
+// save, so that both see the same disk, and reports the ratio of their
+// times as x-floor.
+func BenchmarkSave(b *testing.B) {
+	b.Run("sqlite-floor", func(b *testing.B) {
+		path := filepath.Join(b.TempDir(), "leases.db")
+		openSQLiteRepo(b, platform.OS(), path) // the schema
+		floor := newFloorTx(b, path)
+		b.ResetTimer()
+		for range b.N {
+			floor(b)
+		}
+	})
+	b.Run("sqlite", func(b *testing.B) {
+		path := filepath.Join(b.TempDir(), "leases.db")
+		r := openSQLiteRepo(b, platform.OS(), path)
+		floor := newFloorTx(b, path)
+		rev, err := r.Save(b.Context(), "task:42", benchSnapshot, 0)
+		if err != nil {
+			b.Fatal(err)
+		}
+		var floorTime time.Duration
+		b.ResetTimer()
+		for range b.N {
+			b.StopTimer()
+			start := time.Now()
+			floor(b)
+			floorTime += time.Since(start)
+			b.StartTimer()
+			if rev, err = r.Save(b.Context(), "task:42", benchSnapshot, rev); err != nil {
+				b.Fatal(err)
+			}
+		}
+		b.StopTimer()
+		b.ReportMetric(float64(b.Elapsed())/float64(floorTime), "x-floor")
+	})
+}
+
+// newFloorTx adds a row of its own to the lease database at path and
+// returns one raw compare-and-write transaction on it.
+func newFloorTx(b *testing.B, path string) func(*testing.B) {
+	db := rawDB(b, path)
+	holder := string(benchSnapshot.Holder.Marshal())
+	renewed := benchSnapshot.RenewedAt.Format(time.RFC3339Nano)
+	ttl := int64(benchSnapshot.TTL)
+	execSQL(b, db, "INSERT INTO leases (key, revision, generation, holder, released, renewed_at, ttl_ns) VALUES ('floor', 1, 7, ?, 0, ?, ?)",
+		holder, renewed, ttl)
+	return func(b *testing.B) {
+		ctx := b.Context()
+		tx, err := db.BeginTx(ctx, nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		var rev int64
+		if err := tx.QueryRowContext(ctx, "SELECT revision FROM leases WHERE key = ?", "floor").Scan(&rev); err != nil {
+			b.Fatal(err)
+		}
+		if _, err := tx.ExecContext(ctx, "UPDATE leases SET revision = ?, generation = ?, holder = ?, released = ?, renewed_at = ?, ttl_ns = ? WHERE key = ?",
+			rev+1, 7, holder, false, renewed, ttl, "floor"); err != nil {
+			b.Fatal(err)
+		}
+		if err := tx.Commit(); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkSaveBatch measures renewing 16 leases in one batch against 16
+// single saves, the choice a manager makes every heartbeat.
+func BenchmarkSaveBatch(b *testing.B) {
+	const leases = 16
+	setup := func(b *testing.B) (*lease.SQLiteRepository, []lease.Write) {
+		r := openSQLiteRepo(b, platform.OS(), filepath.Join(b.TempDir(), "leases.db"))
+		writes := make([]lease.Write, leases)
+		for i := range writes {
+			key := "task:" + strings.Repeat("x", i)
+			rev, err := r.Save(b.Context(), key, benchSnapshot, 0)
+			if err != nil {
+				b.Fatal(err)
+			}
+			writes[i] = lease.Write{Key: key, Snapshot: benchSnapshot, Expected: rev}
+		}
+		return r, writes
+	}
+	b.Run("batch", func(b *testing.B) {
+		r, writes := setup(b)
+		b.ResetTimer()
+		for range b.N {
+			revs, errs := r.SaveBatch(b.Context(), writes)
+			for i := range writes {
+				if errs[i] != nil {
+					b.Fatal(errs[i])
+				}
+				writes[i].Expected = revs[i]
+			}
+		}
+	})
+	b.Run("single", func(b *testing.B) {
+		r, writes := setup(b)
+		b.ResetTimer()
+		for range b.N {
+			for i, w := range writes {
+				rev, err := r.Save(b.Context(), w.Key, w.Snapshot, w.Expected)
+				if err != nil {
+					b.Fatal(err)
+				}
+				writes[i].Expected = rev
+			}
+		}
+	})
+}

@@ -1,0 +1,232 @@
+package lease_test
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/rivus/collab/lease"
+	"github.com/rivus/collab/platform"
+	"github.com/rivus/collab/platform/platformtest"
+)
+
+// wantTakeover acquires key with m, which must succeed without the clock
+// moving, with token want, reporting a takeover from prev.
+func wantTakeover(t *testing.T, m *lease.Manager, rec *recorder, key string, want lease.Token, prev platform.Identity) *lease.Lease {
+	t.Helper()
+	h := mustAcquire(t, m, key)
+	if h.Token() != want {
+		t.Fatalf("token %d, want %d", h.Token(), want)
+	}
+	evs, _ := rec.of(lease.TakenOver)
+	if len(evs) != 1 || evs[0].Key != key || evs[0].Token != want || evs[0].Previous == nil || *evs[0].Previous != prev {
+		t.Fatalf("taken over events %+v, want one from %v", evs, prev)
+	}
+	return h
+}
+
+// TestTakeoverDeadHolder: a holder on this process table whose process
+// is gone, a zombie, or whose pid now belongs to another process is
+// taken over at once; its manager then finds the lease lost at its next
+// renewal, and its fenced work is refused.
+func TestTakeoverDeadHolder(t *testing.T) {
+	tests := []struct {
+		name string
+		die  func(p *platformtest.Processes, pid int)
+	}{
+		{"killed and reaped", func(p *platformtest.Processes, pid int) { p.Kill(pid); p.Reap(pid) }},
+		{"zombie", func(p *platformtest.Processes, pid int) { p.Kill(pid) }},
+		{"pid reused", func(p *platformtest.Processes, pid int) { p.Kill(pid); p.Reap(pid); p.Reuse(pid) }},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			forKinds(t, func(t *testing.T, f *platformtest.Fake, repo lease.Repository) {
+				id := f.Processes.Start()
+				holder, _ := newManager(t, f.As(id), repo)
+				old := mustAcquire(t, holder, "k")
+				tt.die(f.Processes, id.PID)
+				m, rec := newManager(t, f.Platform, repo)
+				start := f.Clock.Monotonic()
+				h := wantTakeover(t, m, rec, "k", old.Token()+1, id)
+				if f.Clock.Monotonic() != start {
+					t.Fatal("the clock moved")
+				}
+				// The old holder's manager, still running here, loses the
+				// lease at its next renewal.
+				step(t, f.Clock, 4, hb)
+				wantLost(t, old)
+				err := old.RunFenced(t.Context(), func(ctx context.Context, _ lease.Token) error {
+					t.Error("the dead holder's fenced work ran")
+					return nil
+				})
+				if !errors.Is(err, lease.ErrLost) {
+					t.Fatalf("old RunFenced = %v, want ErrLost", err)
+				}
+				wantNotEnded(t, h)
+			})
+		})
+	}
+}
+
+// TestTakeoverSilentHolder: a holder that stopped renewing while it is
+// alive (or cannot be judged), or that lives in another process table, is
+// taken over exactly TTL after this observer first saw its current
+// record on its own monotonic clock: a *HeldError at TTL-1ns, the lease
+// at TTL. How old the record was before the observer first saw it does
+// not count.
+func TestTakeoverSilentHolder(t *testing.T) {
+	type holder struct {
+		id    platform.Identity
+		token lease.Token
+	}
+	tests := []struct {
+		name  string
+		start func(t *testing.T, f *platformtest.Fake, repo lease.Repository) holder
+	}{
+		{"manager with a frozen clock", func(t *testing.T, f *platformtest.Fake, repo lease.Repository) holder {
+			id := f.Processes.Start()
+			m, _ := newManager(t, frozen(f, id), repo)
+			return holder{id, mustAcquire(t, m, "k").Token()}
+		}},
+		{"record written by a live process", func(t *testing.T, f *platformtest.Fake, repo lease.Repository) holder {
+			id := f.Processes.Start()
+			writeBehind(t, repo, "k", lease.Snapshot{Generation: 5, Holder: id, RenewedAt: f.Clock.Now(), TTL: ttl})
+			return holder{id, 5}
+		}},
+		{"process hidden from us", func(t *testing.T, f *platformtest.Fake, repo lease.Repository) holder {
+			id := f.Processes.Start()
+			writeBehind(t, repo, "k", lease.Snapshot{Generation: 5, Holder: id, TTL: ttl})
+			f.Processes.Hide(id.PID, false)
+			return holder{id, 5}
+		}},
+		{"remote holder", func(t *testing.T, f *platformtest.Fake, repo lease.Repository) holder {
+			writeBehind(t, repo, "k", lease.Snapshot{Generation: 5, Holder: stranger, TTL: ttl})
+			return holder{stranger, 5}
+		}},
+		{"remote holder whose pid is free here", func(t *testing.T, f *platformtest.Fake, repo lease.Repository) holder {
+			id := stranger
+			id.PID = 999999
+			writeBehind(t, repo, "k", lease.Snapshot{Generation: 5, Holder: id, TTL: ttl})
+			return holder{id, 5}
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			forKinds(t, func(t *testing.T, f *platformtest.Fake, repo lease.Repository) {
+				h := tt.start(t, f, repo)
+				f.Clock.Advance(10 * ttl) // long before this observer looks
+				m, rec := newManager(t, f.Platform, repo)
+				wantHeld(t, m, "k", h.id)
+				f.Clock.Advance(ttl / 2)
+				wantHeld(t, m, "k", h.id)
+				f.Clock.Advance(ttl/2 - time.Nanosecond)
+				wantHeld(t, m, "k", h.id)
+				f.Clock.Advance(time.Nanosecond)
+				wantTakeover(t, m, rec, "k", h.token+1, h.id)
+			})
+		})
+	}
+}
+
+// TestTakeoverClockRestartsOnNewRecord: a record that changes while the
+// observer waits (the holder renewed) restarts the observer's TTL from
+// when it sees the new revision.
+func TestTakeoverClockRestartsOnNewRecord(t *testing.T) {
+	forKinds(t, func(t *testing.T, f *platformtest.Fake, repo lease.Repository) {
+		id := f.Processes.Start()
+		writeBehind(t, repo, "k", lease.Snapshot{Generation: 1, Holder: id, TTL: ttl})
+		m, rec := newManager(t, f.Platform, repo)
+		wantHeld(t, m, "k", id)
+		f.Clock.Advance(ttl / 2)
+		writeBehind(t, repo, "k", lease.Snapshot{Generation: 1, Holder: id, TTL: ttl}) // a renewal
+		f.Clock.Advance(ttl / 2)
+		wantHeld(t, m, "k", id) // first sight of the renewal
+		f.Clock.Advance(ttl - time.Nanosecond)
+		wantHeld(t, m, "k", id)
+		f.Clock.Advance(time.Nanosecond)
+		wantTakeover(t, m, rec, "k", 2, id)
+	})
+}
+
+// TestTakeoverFrozenHolderFencedRefused: after a live holder that stopped
+// renewing is taken over, its RunFenced re-reads the successor's record,
+// refuses the work, and declares the lease lost, though its own clock
+// never told it so.
+func TestTakeoverFrozenHolderFencedRefused(t *testing.T) {
+	forKinds(t, func(t *testing.T, f *platformtest.Fake, repo lease.Repository) {
+		id := f.Processes.Start()
+		holder, hrec := newManager(t, frozen(f, id), repo)
+		old := mustAcquire(t, holder, "k")
+		m, rec := newManager(t, f.Platform, repo)
+		wantHeld(t, m, "k", id)
+		f.Clock.Advance(ttl)
+		h := wantTakeover(t, m, rec, "k", old.Token()+1, id)
+		wantNotEnded(t, old) // it does not know yet
+		err := old.RunFenced(t.Context(), func(context.Context, lease.Token) error {
+			t.Error("fenced work ran with the old token")
+			return nil
+		})
+		if !errors.Is(err, lease.ErrLost) {
+			t.Fatalf("old RunFenced = %v, want ErrLost", err)
+		}
+		wantLost(t, old)
+		if evs, _ := hrec.of(lease.Lost); len(evs) != 1 {
+			t.Fatalf("old holder's lost events: %+v", evs)
+		}
+		if err := old.Close(); err != nil {
+			t.Fatal(err)
+		}
+		if s := mustLoad(t, repo, "k").Snapshot; s.Generation != h.Token() || s.Released {
+			t.Fatalf("the old holder's Close changed the successor's record: %+v", s)
+		}
+	})
+}
+
+// TestAcquireRace: of many managers (processes of one table) acquiring a
+// free key at once, exactly one gets it; every other gets a *HeldError
+// naming the winner.
+func TestAcquireRace(t *testing.T) {
+	forKinds(t, func(t *testing.T, f *platformtest.Fake, repo lease.Repository) {
+		const n = 8
+		ids := make([]platform.Identity, n)
+		managers := make([]*lease.Manager, n)
+		for i := range managers {
+			ids[i] = f.Processes.Start()
+			managers[i], _ = newManager(t, f.As(ids[i]), repo)
+		}
+		start := make(chan struct{})
+		errs := make([]error, n)
+		var wg sync.WaitGroup
+		for i, m := range managers {
+			wg.Go(func() {
+				<-start
+				_, errs[i] = m.Acquire(t.Context(), "k")
+			})
+		}
+		close(start)
+		wg.Wait()
+		winner := -1
+		for i, err := range errs {
+			if err == nil {
+				if winner >= 0 {
+					t.Fatalf("managers %d and %d both acquired the key", winner, i)
+				}
+				winner = i
+			}
+		}
+		if winner < 0 {
+			t.Fatalf("nobody acquired the key: %v", errs)
+		}
+		for i, err := range errs {
+			var held *lease.HeldError
+			if i != winner && (!errors.As(err, &held) || held.Holder != ids[winner]) {
+				t.Errorf("manager %d: %v, want a *HeldError naming %v", i, err, ids[winner])
+			}
+		}
+		if s := mustLoad(t, repo, "k").Snapshot; s.Generation != 1 || s.Holder != ids[winner] {
+			t.Errorf("record %+v, want generation 1 of the winner", s)
+		}
+	})
+}

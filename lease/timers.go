@@ -1,0 +1,63 @@
+package lease
+
+import (
+	"context"
+	"time"
+
+	"github.com/rivus/collab/platform"
+)
+
+// stopTimersLocked cancels h's renewal and deadline.
+func (h *Lease) stopTimersLocked() {
+	h.scheduled = false
+	if h.deadline != nil {
+		h.deadline.Stop()
+		h.deadline = nil
+	}
+}
+
+// armDeadlineLocked makes DeadlinePassed fire in d: TTL after the start
+// of the write that just succeeded, which is before any observer may take
+// over, as observers count TTL from a later moment: when they first saw
+// that write.
+func (h *Lease) armDeadlineLocked(d time.Duration) {
+	if h.deadline != nil {
+		h.deadline.Stop()
+	}
+	m := h.m
+	var armed platform.Timer
+	armed = m.clock.AfterFunc(max(d, 0), func() {
+		m.mu.Lock()
+		defer m.mu.Unlock()
+		if h.deadline != armed {
+			return // stopped or re-armed since this timer fired
+		}
+		h.deadline = nil
+		m.fireLocked(h, trDeadlinePassed, 0)
+	})
+	h.deadline = armed
+}
+
+// endLocked ends h with err: Lost() closes, timers stop, and fenced work
+// in flight is cancelled with err as its cause.
+func (h *Lease) endLocked(err error) {
+	h.stopTimersLocked()
+	if h.err != nil {
+		return
+	}
+	h.err = err
+	close(h.lost)
+	for cancel := range h.fenced {
+		(*cancel)(err)
+	}
+}
+
+// addFencedLocked registers the cancel of a fenced run, or cancels it at
+// once when the lease has already ended.
+func (h *Lease) addFencedLocked(cancel *context.CancelCauseFunc) {
+	if h.err != nil {
+		(*cancel)(h.err)
+		return
+	}
+	h.fenced[cancel] = struct{}{}
+}

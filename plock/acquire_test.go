@@ -1,0 +1,269 @@
+package plock
+
+import (
+	"context"
+	"errors"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/rivus/collab/fsm"
+	"github.com/rivus/collab/platform"
+	"github.com/rivus/collab/platform/platformtest"
+	"github.com/rivus/collab/policy"
+)
+
+func TestAcquireHeldErrorNamesHolder(t *testing.T) {
+	errNoProc := errors.New("no /proc")
+	tests := []struct {
+		name string
+		opts []platformtest.Option
+		// setup makes f's own process hold the lock at path and returns
+		// the holder a contender should be told of.
+		setup func(t *testing.T, f *platformtest.Fake, path string) *platform.Identity
+	}{
+		{"sqlite stamp", nil, func(t *testing.T, f *platformtest.Fake, path string) *platform.Identity {
+			mustAcquire(t, f.Platform, path)
+			id := self(t, f)
+			return &id
+		}},
+		{"sqlite holder without identity", nil, func(t *testing.T, f *platformtest.Fake, path string) *platform.Identity {
+			f.Processes.FailSelf(errNoProc)
+			mustAcquire(t, f.Platform, path)
+			return nil
+		}},
+		{"lock file", []platformtest.Option{platformtest.WithoutSQLite()}, func(t *testing.T, f *platformtest.Fake, path string) *platform.Identity {
+			mustAcquire(t, f.Platform, path)
+			id := self(t, f)
+			return &id
+		}},
+		{"empty lock file", []platformtest.Option{platformtest.WithoutSQLite()}, func(t *testing.T, f *platformtest.Fake, path string) *platform.Identity {
+			if err := os.WriteFile(path, nil, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Chtimes(path, f.Clock.Now(), f.Clock.Now()); err != nil {
+				t.Fatal(err)
+			}
+			return nil
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := platformtest.New(t, tt.opts...)
+			path := lockPath(f)
+			want := tt.setup(t, f, path)
+			other := otherProcess(f, f.Processes.Start())
+			held := mustHeld(t, other, path)
+			if !sameHolder(held.Holder, want) {
+				t.Errorf("HeldError.Holder = %s, want %s", describe(held.Holder), describe(want))
+			}
+			if held.Path != path {
+				t.Errorf("HeldError.Path = %q, want %q", held.Path, path)
+			}
+			if !strings.Contains(held.Error(), path) {
+				t.Errorf("HeldError %q does not name %s", held, path)
+			}
+		})
+	}
+}
+
+func TestAcquireWaitsForHolder(t *testing.T) {
+	for _, m := range modes {
+		t.Run(m.name, func(t *testing.T) {
+			f := platformtest.New(t, m.opts...)
+			path := lockPath(f)
+			other := otherProcess(f, f.Processes.Start())
+			theirs := mustAcquire(t, other, path)
+
+			ch := goAcquire(context.Background(), f.Platform, path, Options{Wait: true})
+			waitTimers(t, f.Clock, 1) // busy, backing off
+			select {
+			case r := <-ch:
+				t.Fatalf("Acquire with Wait returned %v, %v while another process holds the lock", r.lock, r.err)
+			default:
+			}
+			if err := theirs.Release(); err != nil {
+				t.Fatal(err)
+			}
+			f.Clock.Advance(maxBackoff)
+			r := receive(t, ch)
+			if r.err != nil {
+				t.Fatalf("Acquire with Wait after the holder released: %v", r.err)
+			}
+			defer r.lock.Release()
+			if id := self(t, f); !sameHolder(r.lock.Holder(), &id) {
+				t.Errorf("Holder() = %s, want %s", describe(r.lock.Holder()), id)
+			}
+		})
+	}
+}
+
+func TestAcquireCancelWhileBackingOffPassesTurn(t *testing.T) {
+	for _, m := range modes {
+		t.Run(m.name, func(t *testing.T) {
+			f := platformtest.New(t, m.opts...)
+			path := lockPath(f)
+			key := keyOf(t, f.Platform, path)
+			mustAcquire(t, otherProcess(f, f.Processes.Start()), path)
+
+			cause := errors.New("operator gave up")
+			ctxA, cancelA := context.WithCancelCause(context.Background())
+			defer cancelA(nil)
+			chA := goAcquire(ctxA, f.Platform, path, Options{Wait: true})
+			waitTimers(t, f.Clock, 1) // A backs off against the other process
+			ctxB, cancelB := context.WithCancelCause(context.Background())
+			defer cancelB(nil)
+			chB := goAcquire(ctxB, f.Platform, path, Options{Wait: true})
+			waitTurns(t, "B queued behind A", func() bool { return len(waitingLocked(key)) == 1 })
+			tb := waiting(key)[0]
+
+			cancelA(cause)
+			if r := receive(t, chA); !errors.Is(r.err, cause) {
+				t.Fatalf("cancelled A returned %v, %v; want its cause %v", r.lock, r.err, cause)
+			}
+			// A's turn went to B, which attempts and backs off in turn.
+			waitTurns(t, "B owns the turn", func() bool {
+				q := turns.queues[key]
+				return q != nil && q.owner == tb && len(q.waiting) == 0
+			})
+			waitTimers(t, f.Clock, 1)
+			cancelB(cause)
+			if r := receive(t, chB); !errors.Is(r.err, cause) {
+				t.Fatalf("cancelled B returned %v, %v; want its cause %v", r.lock, r.err, cause)
+			}
+		})
+	}
+}
+
+func TestAcquireDoneContextReturnsCause(t *testing.T) {
+	for _, m := range modes {
+		t.Run(m.name, func(t *testing.T) {
+			f := platformtest.New(t, m.opts...)
+			cause := errors.New("shutting down")
+			ctx, cancel := context.WithCancelCause(context.Background())
+			cancel(cause)
+			before := listing(t, f.Dir)
+			l, err := Acquire(ctx, f.Platform, lockPath(f), Options{Wait: true})
+			if !errors.Is(err, cause) {
+				t.Fatalf("Acquire with a done context = %v, %v; want its cause", l, err)
+			}
+			if after := listing(t, f.Dir); len(after) != len(before) {
+				t.Errorf("Acquire with a done context created files: %v", after)
+			}
+		})
+	}
+}
+
+// renamed is the generated turn policy under another name: a custom
+// policy of the turn family.
+type renamed struct{ policy.Policy }
+
+func (renamed) Name() string { return "MyTurn" }
+
+func TestAcquirePolicyFamily(t *testing.T) {
+	tests := []struct {
+		name    string
+		pol     policy.Policy
+		wantErr string // "" means Acquire succeeds
+	}{
+		{"default", nil, ""},
+		{"generated turn", fsm.TurnPolicy, ""},
+		{"custom turn", renamed{fsm.TurnPolicy}, ""},
+		{"compiled turn table", policy.Compile(fsm.TurnTable()), ""},
+		{"lane", fsm.LanePolicy, `"lane"`},
+		{"lease", fsm.LeasePolicy, `"lease"`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := platformtest.New(t)
+			path := lockPath(f)
+			l, err := Acquire(context.Background(), f.Platform, path, Options{Policy: tt.pol})
+			if tt.wantErr == "" {
+				if err != nil {
+					t.Fatalf("Acquire with policy %v: %v", tt.pol, err)
+				}
+				if err := l.Release(); err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			if err == nil {
+				l.Release()
+				t.Fatalf("Acquire with a policy of family %s succeeded", tt.pol.Family())
+			}
+			if !strings.Contains(err.Error(), tt.wantErr) || !strings.Contains(err.Error(), tt.pol.Name()) {
+				t.Errorf("error %q does not name the policy %s and its family %s", err, tt.pol.Name(), tt.wantErr)
+			}
+			if exists(t, path) {
+				t.Errorf("Acquire with a wrong policy created %s", path)
+			}
+		})
+	}
+}
+
+// While a task of this process only attempts the lock (another process
+// holds it), a second task's HeldError must not name this process: it
+// holds nothing. Only the other process, or nil (unknown), is true.
+func TestHeldErrorDoesNotNameAnAttemptingTaskAsHolder(t *testing.T) {
+	for _, m := range modes {
+		t.Run(m.name, func(t *testing.T) {
+			f := platformtest.New(t, m.opts...)
+			path := lockPath(f)
+			theirID := f.Processes.Start()
+			mustAcquire(t, otherProcess(f, theirID), path)
+
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			ch := goAcquire(ctx, f.Platform, path, Options{Wait: true})
+			waitTimers(t, f.Clock, 1) // the first task backs off: it owns the turn, not the lock
+
+			held := mustHeld(t, f.Platform, path)
+			if held.Holder != nil && *held.Holder != theirID {
+				t.Errorf("HeldError.Holder = %s while this process only attempts; want %s or nil", held.Holder, theirID)
+			}
+			r, err := Inspect(context.Background(), f.Platform, path)
+			if err != nil || !r.Held || r.Holder != nil && *r.Holder != theirID {
+				t.Errorf("Inspect = {%v %s}, %v while this process only attempts; want held by %s or unknown", r.Held, describe(r.Holder), err, theirID)
+			}
+			cancel()
+			if r := receive(t, ch); !errors.Is(r.err, context.Canceled) {
+				t.Fatalf("cancelled Acquire = %v, %v", r.lock, r.err)
+			}
+		})
+	}
+}
+
+func TestAcquireWaitBackoffDoublesToMax(t *testing.T) {
+	f := platformtest.New(t, platformtest.WithoutSQLite())
+	path := lockPath(f)
+	theirs := mustAcquire(t, otherProcess(f, f.Processes.Start()), path)
+	ch := goAcquire(context.Background(), f.Platform, path, Options{Wait: true})
+	want := []time.Duration{2, 4, 8, 16, 32, 64, 100, 100}
+	for i, d := range want {
+		d *= time.Millisecond
+		waitTimers(t, f.Clock, 1)
+		// Advance is synchronous: a timer that falls due is gone from the
+		// clock when it returns.
+		f.Clock.Advance(d - time.Microsecond)
+		if f.Clock.Pending() != 1 {
+			t.Fatalf("backoff #%d was shorter than %v", i+1, d)
+		}
+		if i == len(want)-1 {
+			if err := theirs.Release(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		f.Clock.Advance(time.Microsecond)
+		if f.Clock.Pending() != 0 {
+			t.Fatalf("backoff #%d was longer than %v", i+1, d)
+		}
+	}
+	r := receive(t, ch)
+	if r.err != nil {
+		t.Fatalf("Acquire after the holder released: %v", r.err)
+	}
+	if err := r.lock.Release(); err != nil {
+		t.Fatal(err)
+	}
+}

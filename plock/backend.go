@@ -1,0 +1,42 @@
+package plock
+
+import (
+	"context"
+	"time"
+
+	"github.com/rivus/collab/platform"
+)
+
+// backend is one way of holding the lock across processes.
+type backend interface {
+	// attempt makes one attempt at the lock; it returns a *busyError when
+	// another process holds it. busy bounds the wait for a holder that
+	// holds it only briefly (SQLite's busy timeout).
+	attempt(ctx context.Context, self *platform.Identity, busy time.Duration) (held, error)
+	// isHeld tells, without taking the lock or writing anything, whether
+	// another process holds it, and by whom when known.
+	isHeld(ctx context.Context) (bool, *platform.Identity, error)
+	// needsIdentity reports whether the lock cannot be taken without the
+	// process's own identity.
+	needsIdentity() bool
+}
+
+// held is a taken lock.
+type held interface {
+	release() error
+}
+
+// busyError says another process holds the lock.
+type busyError struct {
+	holder *platform.Identity // nil when unknown
+}
+
+func (e *busyError) Error() string { return "plock: lock is held by another process" }
+
+// backendFor picks SQLite when the platform has it, else the lock file.
+func backendFor(p *platform.Platform, path string) backend {
+	if p.SQLite != nil {
+		return &sqliteBackend{p, path}
+	}
+	return &fileBackend{p, path}
+}

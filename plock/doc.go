@@ -1,0 +1,64 @@
+// Package plock is a single-instance process lock: one process at a time
+// holds the lock at a path, and the acquisitions of one lock inside a
+// process take turns in memory.
+//
+// # Modes
+//
+// On a platform with SQLite the lock is a SQLite database held with
+// locking_mode=EXCLUSIVE on one pinned connection, with a rollback journal;
+// its first statement is a real write under BEGIN EXCLUSIVE. The kernel
+// drops the lock the moment the holder exits or crashes, and nothing is
+// reclaimed. The holder's identity goes into <path>.holder for diagnostics
+// only: a process that cannot read its own identity still takes the lock,
+// writes no stamp, and removes one left by a holder that died.
+//
+// Without SQLite the lock is a file holding the holder's identity, created
+// by linking a complete private file to the path, so no empty lock file is
+// ever visible. A lock file whose holder is dead on proof (see
+// platform.Judge) is reclaimed on the next attempt, one reclaimer at a
+// time; so is one stamped in an earlier boot of the machine (another boot
+// id: lock files live in local directories only, so no other machine
+// writes them). One stamped in another pid namespace of this boot cannot
+// be judged, and stays held until removed. An empty lock file (another implementation crashed between
+// creating it and writing its stamp) counts as held for 30 s. A lock file
+// whose contents are not an identity is a *StampError, and is left in place
+// for a person. The lock file needs the identity to judge its holder, so
+// without one Acquire fails with that error and creates nothing.
+//
+// # Turns inside a process
+//
+// While one task holds a lock or attempts it, the next task of the same
+// process waits in a FIFO queue for it to release the lock or give up, and
+// only then makes its own attempt; it never opens SQLite against a holder
+// in its own process (closing any descriptor of a file drops the process's
+// POSIX locks on it). Without Options.Wait such a call gets a *HeldError at
+// once. Cancelling a waiting call's context takes it out of the queue and
+// leaves the others' turns as they were. Callers share turns when they
+// name the same file (its directory resolved through symlinks) through
+// platforms with the same SQLite value (without SQLite, the same FS), as
+// every platform.OS() does. The turns are the generated turn policy
+// (spec/turn.fsm) driven by this package; a custom policy of the turn
+// family can be passed in Options.Policy. They live in this package's
+// state, so a second copy of the package in one binary does not share
+// them and meets the first through the lock itself, as another process
+// does.
+//
+// # IsHeld
+//
+// IsHeld writes nothing: no .holder, and a missing lock file stays
+// missing. With SQLite it makes one attempt at a shared lock, with no busy
+// timeout and no retries, and reads no identity. The first attempt of an
+// Acquire running at the same moment waits out such a check (a 10 ms busy
+// timeout, then a few more tries). Later retries of a waiting Acquire have
+// no busy timeout; one that meets a check finds the free lock busy and gets
+// it after another backoff.
+//
+// # Limits
+//
+// Local directories only: neither SQLite's locks nor lock files are
+// reliable on NFS. Holders of lock files are judged by process, so every
+// process sharing a lock must see one process table. On windows process
+// identity is unsupported: a SQLite lock is taken with an unknown holder,
+// and the lock file mode fails. Go cannot interrupt an attempt in flight:
+// a context that ends during an attempt takes effect once it is over.
+package plock

@@ -1,0 +1,38 @@
+package plock
+
+import (
+	"fmt"
+
+	"github.com/rivus/collab/platform"
+)
+
+// HeldError reports that the lock is held: by another process, or, in
+// this process, by another task (or one attempting it) when the call did
+// not wait.
+type HeldError struct {
+	Path string
+	// Holder is the holder's identity, or nil when unknown (a SQLite
+	// holder without a readable stamp, or a lock a task of this process
+	// is still making its first attempt at).
+	Holder *platform.Identity
+}
+
+func (e *HeldError) Error() string {
+	if e.Holder == nil {
+		return fmt.Sprintf("plock: %s is held", e.Path)
+	}
+	return fmt.Sprintf("plock: %s is held by %s", e.Path, e.Holder)
+}
+
+// StampError reports a lock file whose contents are not an identity. The
+// file is left in place for a person to inspect.
+type StampError struct {
+	Path string
+	Err  error
+}
+
+func (e *StampError) Error() string {
+	return fmt.Sprintf("plock: lock file %s holds no valid identity (left in place): %v", e.Path, e.Err)
+}
+
+func (e *StampError) Unwrap() error { return e.Err }

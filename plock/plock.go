@@ -1,0 +1,319 @@
+package plock
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/rivus/collab/fsm"
+	"github.com/rivus/collab/platform"
+	"github.com/rivus/collab/policy"
+)
+
+// Options configure Acquire. The zero value fails at once when the lock
+// is held.
+type Options struct {
+	// Wait makes Acquire wait for the holder instead of returning a
+	// *HeldError at once.
+	Wait bool
+	// Policy is the turn policy that orders this process's acquisitions
+	// of one lock; nil means fsm.TurnPolicy. It must be of the "turn"
+	// family.
+	Policy policy.Policy
+}
+
+// Backoff of Wait's retries against a holder in another process.
+const (
+	firstBackoff = 2 * time.Millisecond
+	maxBackoff   = 100 * time.Millisecond
+)
+
+// The first attempt waits out a concurrent IsHeld: SQLite's busy timeout,
+// then a few more tries.
+const (
+	firstBusyTimeout = 10 * time.Millisecond
+	firstTries       = 4
+)
+
+// Lock is a held process lock. Release it when done; the kernel (SQLite)
+// or the next acquisition (lock file) frees it if the process dies.
+type Lock struct {
+	path   string
+	holder *platform.Identity
+	task   *task
+	held   held
+
+	once sync.Once
+	err  error
+}
+
+// Path returns the lock's path, its directory resolved through symlinks.
+func (l *Lock) Path() string { return l.path }
+
+// Holder returns this process's identity as the lock records it, or nil
+// when the process could not read its identity (SQLite mode only).
+func (l *Lock) Holder() *platform.Identity { return l.holder }
+
+// Release releases the lock and hands the turn to the next task of this
+// process that waits for it. It is idempotent: later calls return the
+// first call's error.
+func (l *Lock) Release() error {
+	l.once.Do(func() { l.err = unlock(l.task, turns.fire(l.task, trRelease), l.held) })
+	return l.err
+}
+
+// unlock carries out a step's unlock output: it releases h, then passes
+// the turn on if the step asked for that too.
+func unlock(t *task, out policy.Outputs, h held) error {
+	if !out.Has(outUnlock) {
+		return nil
+	}
+	var err error
+	if h != nil {
+		err = h.release()
+	}
+	if out.Has(outPassTurn) {
+		turns.finishRelease(t)
+	}
+	return err
+}
+
+// Close is Release, so that a Lock can be deferred like any closer.
+func (l *Lock) Close() error { return l.Release() }
+
+// Acquire takes the process lock at path: a SQLite database when p has
+// SQLite, else a lock file. When another process holds it, or another task
+// of this process holds or attempts it, Acquire returns a *HeldError at
+// once, or with opts.Wait waits its turn and then for the holder. A ctx
+// that ends while waiting returns context.Cause(ctx) and leaves the other
+// tasks' turns as they were. A ctx that ends while the call attempts the
+// lock takes effect after the attempt: an attempt that took the lock
+// returns it, as golang.org/x/sync's semaphore does.
+func Acquire(ctx context.Context, p *platform.Platform, path string, opts Options) (*Lock, error) {
+	if ctx.Err() != nil {
+		return nil, context.Cause(ctx)
+	}
+	pol, err := turnPolicy(opts.Policy)
+	if err != nil {
+		return nil, err
+	}
+	resolved, err := resolve(p.FS, path)
+	if err != nil {
+		return nil, err
+	}
+	a := &acquisition{ctx: ctx, p: p, path: resolved, b: backendFor(p, resolved)}
+	if self, err := p.Process.Self(); err == nil {
+		a.self = &self
+	} else if a.b.needsIdentity() {
+		return nil, fmt.Errorf("plock: a lock file needs this process's identity: %w", err)
+	}
+	t, out := turns.request(newTurnKey(opener(p), resolved), pol, opts.Wait)
+	return a.drive(t, out)
+}
+
+// IsHeld tells whether another process, or an acquisition in this one,
+// holds the lock at path, without taking it and without writing anything.
+// It looks at ctx once, before it starts, and never waits. The answer may
+// be stale by the time it arrives: only Acquire decides who holds the lock.
+func IsHeld(ctx context.Context, p *platform.Platform, path string) (bool, error) {
+	if ctx.Err() != nil {
+		return false, context.Cause(ctx)
+	}
+	resolved, err := resolve(p.FS, path)
+	if err != nil {
+		return false, err
+	}
+	if busy, _ := turns.busy(newTurnKey(opener(p), resolved)); busy {
+		return true, nil // never open the file behind our own holder
+	}
+	held, _, err := backendFor(p, resolved).isHeld(ctx)
+	return held, err
+}
+
+func turnPolicy(p policy.Policy) (policy.Policy, error) {
+	if p == nil {
+		return fsm.TurnPolicy, nil
+	}
+	if p.Family() != "turn" {
+		return nil, fmt.Errorf("plock: Options.Policy %s is of family %q, want \"turn\"", p.Name(), p.Family())
+	}
+	return p, nil
+}
+
+// opener is what decides which callers share turns: the platform's SQLite,
+// or without SQLite its file system.
+func opener(p *platform.Platform) any {
+	if p.SQLite != nil {
+		return p.SQLite
+	}
+	return p.FS
+}
+
+// resolve makes path absolute with its directory resolved through
+// symlinks, so that every name of one lock shares one queue.
+func resolve(fsys platform.FS, path string) (string, error) {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return "", fmt.Errorf("plock: lock path %s: %w", path, err)
+	}
+	dir, err := fsys.EvalSymlinks(filepath.Dir(abs))
+	if err != nil {
+		return "", fmt.Errorf("plock: lock directory of %s: %w", path, err)
+	}
+	return filepath.Join(dir, filepath.Base(abs)), nil
+}
+
+// acquisition is one Acquire call's side of its task: it carries out the
+// outputs that do I/O or wait, in the caller's goroutine.
+type acquisition struct {
+	ctx      context.Context
+	p        *platform.Platform
+	path     string
+	b        backend
+	self     *platform.Identity
+	attempts int
+
+	held   held               // set by a successful attempt
+	holder *platform.Identity // set by a busy attempt
+	err    error              // set by a failed attempt
+	delay  time.Duration      // the next backoff
+}
+
+// drive carries out t's outputs until one of them returns from Acquire.
+func (a *acquisition) drive(t *task, out policy.Outputs) (*Lock, error) {
+	for {
+		if out.Has(outUnlock) {
+			// A policy may let go of a lock the call took without
+			// returning it.
+			if err := unlock(t, out, a.held); err != nil && a.err == nil {
+				a.err = err
+			}
+			a.held = nil
+			out &^= outUnlock | outPassTurn
+		}
+		switch {
+		case out.Has(outReturnLock):
+			return &Lock{path: a.path, holder: a.self, task: t, held: a.held}, nil
+		case out.Has(outReturnHeld):
+			return nil, &HeldError{Path: a.path, Holder: a.heldBy(t)}
+		case out.Has(outReturnError):
+			return nil, a.err
+		case out.Has(outReturnCause):
+			return nil, context.Cause(a.ctx)
+		case out.Has(outAttempt):
+			out = a.attempt(t)
+		case out.Has(outBackoff):
+			out = a.backoff(t)
+		case out.Has(outEnqueue):
+			out = a.waitTurn(t)
+		default:
+			panic(fmt.Sprintf("plock: turn policy %s left the call with nothing to do (outputs %b)", t.pol.Name(), out))
+		}
+	}
+}
+
+// heldBy is the holder a HeldError names: the other process's, or this
+// process's own when a task of it holds the lock.
+func (a *acquisition) heldBy(t *task) *platform.Identity {
+	if a.attempts == 0 {
+		return t.seen
+	}
+	return a.holder
+}
+
+// attempt makes one attempt at the lock. The policy ignores an abort
+// while attempting, so the attempt runs to its end, bounded by SQLite's
+// busy timeout, whatever ctx does.
+func (a *acquisition) attempt(t *task) policy.Outputs {
+	ctx := context.WithoutCancel(a.ctx)
+	var (
+		h   held
+		err error
+	)
+	if a.attempts == 0 {
+		for range firstTries {
+			if h, err = a.b.attempt(ctx, a.self, firstBusyTimeout); !isBusy(err) {
+				break
+			}
+		}
+	} else {
+		h, err = a.b.attempt(ctx, a.self, 0)
+	}
+	a.attempts++
+	var busy *busyError
+	switch {
+	case err == nil:
+		a.held = h
+		return turns.fireSeen(t, trAcquired, a.self)
+	case errors.As(err, &busy):
+		a.holder = busy.holder
+		return turns.fireSeen(t, trBusy, busy.holder)
+	}
+	a.err = err
+	return turns.fire(t, trAttemptFailed)
+}
+
+func isBusy(err error) bool {
+	var busy *busyError
+	return errors.As(err, &busy)
+}
+
+// backoff waits before the next attempt, doubling up to maxBackoff.
+func (a *acquisition) backoff(t *task) policy.Outputs {
+	a.delay = min(max(2*a.delay, firstBackoff), maxBackoff)
+	timer := a.p.GetClock().NewTimer(a.delay)
+	defer timer.Stop()
+	select {
+	case <-timer.C():
+		return turns.fire(t, trRetry)
+	case <-a.ctx.Done():
+		return turns.fire(t, trAbort)
+	}
+}
+
+// waitTurn waits in the queue until the turn is handed over or ctx ends.
+func (a *acquisition) waitTurn(t *task) policy.Outputs {
+	select {
+	case <-turns.turnSignal(t):
+	case <-a.ctx.Done():
+	}
+	return turns.claimTurn(t)
+}
+
+// Report is what Inspect found.
+type Report struct {
+	// Held tells whether another process, or a task of this one, holds
+	// the lock (IsHeld's answer).
+	Held bool
+	// Holder is the holder's identity when known: the lock file's stamp,
+	// or SQLite's <path>.holder (diagnostics, possibly stale).
+	Holder *platform.Identity
+}
+
+// Inspect is IsHeld for people: it also reads who holds the lock. It
+// writes nothing.
+func Inspect(ctx context.Context, p *platform.Platform, path string) (Report, error) {
+	if ctx.Err() != nil {
+		return Report{}, context.Cause(ctx)
+	}
+	resolved, err := resolve(p.FS, path)
+	if err != nil {
+		return Report{}, err
+	}
+	if busy, holder := turns.busy(newTurnKey(opener(p), resolved)); busy {
+		// A task of this process holds or attempts it: never open the
+		// file behind it.
+		return Report{Held: true, Holder: holder}, nil
+	}
+	held, holder, err := backendFor(p, resolved).isHeld(ctx)
+	if err != nil {
+		return Report{}, err
+	}
+	if held && holder == nil && p.SQLite != nil {
+		holder = readHolder(p.FS, resolved+holderSuffix)
+	}
+	return Report{Held: held, Holder: holder}, nil
+}

@@ -1,0 +1,250 @@
+package plock
+
+import (
+	"reflect"
+	"slices"
+	"sync"
+
+	"github.com/rivus/collab/fsm"
+	"github.com/rivus/collab/platform"
+	"github.com/rivus/collab/policy"
+)
+
+// The in-process turns of every lock this process uses: the only package
+// state of collab. Acquisitions of one lock take turns here, so that no
+// task opens the lock against a holder in its own process.
+var turns = registry{queues: map[turnKey]*turnQueue{}, changed: make(chan struct{})}
+
+// registry maps a lock to its queue. One mutex guards every queue and
+// every task's state; nothing under it does I/O.
+type registry struct {
+	mu     sync.Mutex
+	queues map[turnKey]*turnQueue // entries are deleted when no task uses them
+	// changed is closed and replaced after every step, so that tests can
+	// wait for a task to reach the queue without polling.
+	changed chan struct{}
+}
+
+// turnKey names a lock within this process: who opens it (the platform's
+// SQLite, or without SQLite its FS) and the path with its directory
+// resolved through symlinks.
+type turnKey struct {
+	opener any
+	path   string
+}
+
+// turnQueue holds the turn of one lock.
+type turnQueue struct {
+	owner   *task   // the task that attempts, backs off or holds; nil when free
+	waiting []*task // waiting tasks, in arrival order
+	// holder is who holds the lock as the owner last learnt it: this
+	// process once it holds, another process's stamp after a busy
+	// attempt; nil while unknown.
+	holder *platform.Identity
+}
+
+// task is one acquisition's turn, driven by the turn policy. Its state
+// changes only through step, with registry.mu held.
+type task struct {
+	key    turnKey
+	q      *turnQueue // the queue of key when the task started
+	pol    policy.Policy
+	state  policy.StateID
+	wait   bool
+	turned chan struct{}      // closed when the turn is handed to this task
+	handed policy.Outputs     // the outputs of the Turn step run by the passer
+	seen   *platform.Identity // the queue's holder when the task started
+}
+
+// Triggers, facts and outputs of the turn family, as the policy numbers them.
+var (
+	trRequest       = policy.TriggerID(fsm.TurnRequest)
+	trTurn          = policy.TriggerID(fsm.TurnTurn)
+	trAcquired      = policy.TriggerID(fsm.TurnAcquired)
+	trBusy          = policy.TriggerID(fsm.TurnBusy)
+	trAttemptFailed = policy.TriggerID(fsm.TurnAttemptFailed)
+	trRetry         = policy.TriggerID(fsm.TurnRetry)
+	trAbort         = policy.TriggerID(fsm.TurnAbort)
+	trRelease       = policy.TriggerID(fsm.TurnRelease)
+
+	factTurnFree = policy.Facts(fsm.TurnFactTurnFree)
+	factWait     = policy.Facts(fsm.TurnFactWait)
+
+	outLeaveQueue  = policy.Outputs(fsm.TurnOutputLeaveQueue)
+	outUnlock      = policy.Outputs(fsm.TurnOutputUnlock)
+	outPassTurn    = policy.Outputs(fsm.TurnOutputPassTurn)
+	outTakeTurn    = policy.Outputs(fsm.TurnOutputTakeTurn)
+	outEnqueue     = policy.Outputs(fsm.TurnOutputEnqueue)
+	outAttempt     = policy.Outputs(fsm.TurnOutputAttempt)
+	outBackoff     = policy.Outputs(fsm.TurnOutputBackoff)
+	outReturnLock  = policy.Outputs(fsm.TurnOutputReturnLock)
+	outReturnHeld  = policy.Outputs(fsm.TurnOutputReturnHeld)
+	outReturnError = policy.Outputs(fsm.TurnOutputReturnError)
+	outReturnCause = policy.Outputs(fsm.TurnOutputReturnCause)
+)
+
+// newTurnKey builds the key of a lock; an opener that is not comparable
+// (a user's platform implementation) shares turns only with itself.
+func newTurnKey(opener any, path string) turnKey {
+	if v := reflect.ValueOf(opener); opener != nil && !v.Comparable() {
+		switch v.Kind() {
+		case reflect.Chan, reflect.Func, reflect.Map, reflect.Pointer, reflect.Slice, reflect.UnsafePointer:
+			opener = v.Pointer()
+		default:
+			// No identity tells such values apart: share turns by
+			// type, which keeps them out of each other's way.
+			opener = v.Type()
+		}
+	}
+	return turnKey{opener, path}
+}
+
+// request starts a task and runs its Request step: the bookkeeping
+// outputs (takeTurn, enqueue) are carried out here; the others are
+// returned for the task's goroutine.
+func (r *registry) request(key turnKey, pol policy.Policy, wait bool) (*task, policy.Outputs) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	q := r.queues[key]
+	if q == nil {
+		q = &turnQueue{}
+		r.queues[key] = q
+	}
+	t := &task{key: key, q: q, pol: pol, state: pol.Initial(), wait: wait, turned: make(chan struct{}), seen: q.holder}
+	var facts policy.Facts
+	if q.owner == nil && len(q.waiting) == 0 {
+		facts |= factTurnFree
+	}
+	return t, r.stepLocked(t, trRequest, facts)
+}
+
+// fire runs one step of t and carries out its bookkeeping outputs.
+func (r *registry) fire(t *task, trigger policy.TriggerID) policy.Outputs {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.stepLocked(t, trigger, 0)
+}
+
+// fireSeen is fire for an attempt's outcome, which tells who holds the
+// lock.
+func (r *registry) fireSeen(t *task, trigger policy.TriggerID, holder *platform.Identity) policy.Outputs {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if t.q.owner == t {
+		t.q.holder = holder
+	}
+	return r.stepLocked(t, trigger, 0)
+}
+
+// stepLocked steps t, carries out the outputs that only touch the queue,
+// and returns all outputs. A rejected trigger is a bug of the runtime or
+// of a custom policy, so it panics with the evidence.
+func (r *registry) stepLocked(t *task, trigger policy.TriggerID, facts policy.Facts) policy.Outputs {
+	if t.wait {
+		facts |= factWait
+	}
+	res := t.pol.Step(t.state, trigger, facts)
+	if res.Verdict == policy.Rejected {
+		panic("plock: turn policy " + t.pol.Name() + " rejected " + t.pol.Table().Triggers[trigger].Name +
+			" in state " + t.pol.Table().States[t.state].Name)
+	}
+	t.state = res.Next
+	q := t.q
+	out := res.Outputs
+	// The queue's outputs, in the family's order. passTurn that follows
+	// unlock waits for the unlock's I/O, done by whoever carries it out.
+	if out.Has(outLeaveQueue) {
+		q.waiting = slices.DeleteFunc(q.waiting, func(w *task) bool { return w == t })
+	}
+	if out.Has(outPassTurn) && !out.Has(outUnlock) {
+		r.passTurnLocked(q, t)
+	}
+	if out.Has(outTakeTurn) {
+		q.owner = t
+	}
+	if out.Has(outEnqueue) {
+		// A task may wait more than once under a custom policy: each wait
+		// gets a fresh signal.
+		t.turned, t.handed = make(chan struct{}), 0
+		q.waiting = append(q.waiting, t)
+	}
+	r.forgetIfIdleLocked(t.key, q)
+	close(r.changed)
+	r.changed = make(chan struct{})
+	return out
+}
+
+// passTurnLocked ends from's turn and hands it to the longest waiter, whose
+// Turn step runs here so that the turn is never free while someone waits.
+func (r *registry) passTurnLocked(q *turnQueue, from *task) {
+	if q.owner != from {
+		return
+	}
+	q.owner, q.holder = nil, nil
+	if len(q.waiting) == 0 {
+		return
+	}
+	next := q.waiting[0]
+	q.waiting = q.waiting[1:]
+	q.owner = next
+	next.handed = r.stepLocked(next, trTurn, 0)
+	close(next.turned)
+}
+
+// finishRelease passes the turn on once the lock itself has been released.
+func (r *registry) finishRelease(t *task) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.passTurnLocked(t.q, t)
+	r.forgetIfIdleLocked(t.key, t.q)
+}
+
+// forgetIfIdleLocked deletes q's entry once nobody holds or waits, so the
+// registry does not grow with every lock ever taken; a later acquisition
+// makes a new queue.
+func (r *registry) forgetIfIdleLocked(key turnKey, q *turnQueue) {
+	if q.owner == nil && len(q.waiting) == 0 && r.queues[key] == q {
+		delete(r.queues, key)
+	}
+}
+
+// busy reports whether a task of this process attempts or holds the lock,
+// and who holds it as far as that task knows.
+func (r *registry) busy(key turnKey) (bool, *platform.Identity) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	q := r.queues[key]
+	if q == nil || q.owner == nil {
+		return false, nil
+	}
+	return true, q.holder
+}
+
+// claimTurn is called by a waiting task that woke: it returns the outputs
+// of the Turn step if the turn was handed to it, or else aborts it (it
+// woke because its context ended).
+func (r *registry) claimTurn(t *task) policy.Outputs {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	select {
+	case <-t.turned:
+		return t.handed
+	default:
+		return r.stepLocked(t, trAbort, 0)
+	}
+}
+
+// watch returns a channel that is closed after the next step of any task.
+func (r *registry) watch() <-chan struct{} {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.changed
+}
+
+// turnSignal returns the channel that is closed when the turn is handed
+// to t; read under the lock, since a custom policy may make t wait again.
+func (r *registry) turnSignal(t *task) <-chan struct{} {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return t.turned
+}
