@@ -8,6 +8,18 @@ import (
 	"github.com/rivus/collab/policy"
 )
 
+// ModelError reports an argument a family's model cannot take: a policy
+// of another family or shape, or bounds out of range.
+type ModelError struct {
+	Family string // "turn", "lane" or "lease"
+	Field  string // "Policy", or the bounds field
+	Reason string
+}
+
+func (e *ModelError) Error() string {
+	return "fsm: " + e.Family + " model: " + e.Field + ": " + e.Reason
+}
+
 // CheckReport is the outcome of checking one policy against its family's
 // world, whatever the family.
 type CheckReport struct {

@@ -103,17 +103,6 @@ func DefaultLaneBounds() LaneBounds {
 	return LaneBounds{Keys: 3, MaxConcurrent: 2, MaxQueued: 2}
 }
 
-// LaneModelError reports an argument of LaneModel that it cannot model.
-type LaneModelError struct {
-	Field  string // "Policy", "Keys", "MaxConcurrent" or "MaxQueued"
-	Reason string
-}
-
-// Error names the argument and says why LaneModel refused it.
-func (e *LaneModelError) Error() string {
-	return "fsm: lane model: " + e.Field + ": " + e.Reason
-}
-
 // LaneWorld is one state of a lanes runtime with up to LaneMaxKeys keys: each
 // lane's policy state and runtime bookkeeping, the queue, the closed flag,
 // ghost variables for the invariants, and, in a world that breaks one, what
@@ -300,15 +289,15 @@ func LaneModel(p policy.Policy, b LaneBounds) (modelcheck.Model[LaneWorld], erro
 func newLaneModel(p policy.Policy, b LaneBounds) (*laneModel, error) {
 	switch {
 	case p == nil:
-		return nil, &LaneModelError{"Policy", "nil"}
+		return nil, &ModelError{"lane", "Policy", "nil"}
 	case p.Family() != "lane":
-		return nil, &LaneModelError{"Policy", fmt.Sprintf("%s is of family %q, not lane", p.Name(), p.Family())}
+		return nil, &ModelError{"lane", "Policy", fmt.Sprintf("%s is of family %q, not lane", p.Name(), p.Family())}
 	case b.Keys < 1 || b.Keys > LaneMaxKeys:
-		return nil, &LaneModelError{"Keys", fmt.Sprintf("%d is not in [1, %d]", b.Keys, LaneMaxKeys)}
+		return nil, &ModelError{"lane", "Keys", fmt.Sprintf("%d is not in [1, %d]", b.Keys, LaneMaxKeys)}
 	case b.MaxConcurrent < 1 || b.MaxConcurrent > 255:
-		return nil, &LaneModelError{"MaxConcurrent", fmt.Sprintf("%d is not in [1, 255]", b.MaxConcurrent)}
+		return nil, &ModelError{"lane", "MaxConcurrent", fmt.Sprintf("%d is not in [1, 255]", b.MaxConcurrent)}
 	case b.MaxQueued < 0 || b.MaxQueued > 255:
-		return nil, &LaneModelError{"MaxQueued", fmt.Sprintf("%d is not in [0, 255] (0: no bound)", b.MaxQueued)}
+		return nil, &ModelError{"lane", "MaxQueued", fmt.Sprintf("%d is not in [0, 255] (0: no bound)", b.MaxQueued)}
 	}
 	m := &laneModel{p: p, table: p.Table(), keys: b.Keys, maxConc: b.MaxConcurrent,
 		maxQueued: b.MaxQueued, initial: p.Initial()}

@@ -340,9 +340,9 @@ func TestLaneModelRejectsBadArguments(t *testing.T) {
 		{LanePolicy, LaneBounds{Keys: 3, MaxConcurrent: 2, MaxQueued: 256}, "MaxQueued"},
 	} {
 		_, err := LaneModel(c.p, c.b)
-		var me *LaneModelError
+		var me *ModelError
 		if !errors.As(err, &me) || me.Field != c.field || !strings.Contains(err.Error(), c.field) {
-			t.Errorf("LaneModel(%v, %+v) = %v, want a *LaneModelError on %s", c.p, c.b, err, c.field)
+			t.Errorf("LaneModel(%v, %+v) = %v, want a *ModelError on %s", c.p, c.b, err, c.field)
 		}
 	}
 	if _, err := LaneModel(LanePolicy, LaneBounds{Keys: LaneMaxKeys, MaxConcurrent: 255, MaxQueued: 0}); err != nil {

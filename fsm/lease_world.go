@@ -172,16 +172,6 @@ func DefaultLeaseBounds() LeaseBounds {
 	return LeaseBounds{Holders: 3, Remote: 1, Generations: 2, Failures: true, Ambiguous: true, Pauses: true, Crashes: true}
 }
 
-// LeaseModelError reports an argument of LeaseModel that it cannot model.
-type LeaseModelError struct {
-	Field  string // "Policy", "Holders", "Remote" or "Generations"
-	Reason string
-}
-
-func (e *LeaseModelError) Error() string {
-	return "fsm: lease model: " + e.Field + ": " + e.Reason
-}
-
 // LeaseWorld is one state of up to LeaseMaxHolders lease holders on one
 // key: each holder's handle, process and observer bookkeeping, the
 // repository's record and fence, ghost variables for the invariants and,
@@ -449,11 +439,11 @@ func newLeaseModel(p policy.Policy, b LeaseBounds) (*leaseModel, error) {
 	}
 	switch {
 	case b.Holders < 1 || b.Holders > LeaseMaxHolders:
-		return nil, &LeaseModelError{"Holders", fmt.Sprintf("%d, want 1 to %d", b.Holders, LeaseMaxHolders)}
+		return nil, &ModelError{"lease", "Holders", fmt.Sprintf("%d, want 1 to %d", b.Holders, LeaseMaxHolders)}
 	case b.Remote < 0 || b.Remote > b.Holders:
-		return nil, &LeaseModelError{"Remote", fmt.Sprintf("%d, want 0 to Holders (%d)", b.Remote, b.Holders)}
+		return nil, &ModelError{"lease", "Remote", fmt.Sprintf("%d, want 0 to Holders (%d)", b.Remote, b.Holders)}
 	case b.Generations < 1 || b.Generations+b.Holders-1 > leaseMaxGeneration:
-		return nil, &LeaseModelError{"Generations", fmt.Sprintf("%d, want 1 to %d with %d holders", b.Generations, leaseMaxGeneration+1-b.Holders, b.Holders)}
+		return nil, &ModelError{"lease", "Generations", fmt.Sprintf("%d, want 1 to %d with %d holders", b.Generations, leaseMaxGeneration+1-b.Holders, b.Holders)}
 	}
 	m := &leaseModel{p: p, states: p.Table().States, b: b, n: b.Holders, local: b.Holders - b.Remote, init: uint8(p.Initial())}
 	for i := range m.labels {
@@ -468,21 +458,21 @@ func newLeaseModel(p policy.Policy, b LeaseBounds) (*leaseModel, error) {
 // vocabulary, whose IDs the world uses.
 func checkLeasePolicy(p policy.Policy) error {
 	if p == nil {
-		return &LeaseModelError{"Policy", "nil"}
+		return &ModelError{"lease", "Policy", "nil"}
 	}
 	if p.Family() != "lease" {
-		return &LeaseModelError{"Policy", fmt.Sprintf("%s is of family %q, not lease", p.Name(), p.Family())}
+		return &ModelError{"lease", "Policy", fmt.Sprintf("%s is of family %q, not lease", p.Name(), p.Family())}
 	}
 	t := p.Table()
 	if t == nil || len(t.States) == 0 || int(p.Initial()) >= len(t.States) {
-		return &LeaseModelError{"Policy", p.Name() + " has no valid table of states"}
+		return &ModelError{"lease", "Policy", p.Name() + " has no valid table of states"}
 	}
 	if len(t.States) > leaseMaxStates {
-		return &LeaseModelError{"Policy", fmt.Sprintf("%s has %d states; the lease world holds at most %d", p.Name(), len(t.States), leaseMaxStates)}
+		return &ModelError{"lease", "Policy", fmt.Sprintf("%s has %d states; the lease world holds at most %d", p.Name(), len(t.States), leaseMaxStates)}
 	}
 	fam, _ := policy.LookupFamily("lease")
 	if !sameLeaseWords(t.Triggers, fam.Triggers) || !sameLeaseWords(t.Facts, fam.Facts) || !sameLeaseWords(t.Outputs, fam.Outputs) {
-		return &LeaseModelError{"Policy", p.Name() + "'s vocabulary is not the lease family's"}
+		return &ModelError{"lease", "Policy", p.Name() + "'s vocabulary is not the lease family's"}
 	}
 	return nil
 }

@@ -322,9 +322,9 @@ func TestLeaseModelRejectsBadArguments(t *testing.T) {
 		{LeasePolicy, with(func(b *LeaseBounds) { b.Generations = 17 - b.Holders }), "Generations"},
 	} {
 		_, err := LeaseModel(c.p, c.b)
-		var me *LeaseModelError
+		var me *ModelError
 		if !errors.As(err, &me) || me.Field != c.field {
-			t.Errorf("LeaseModel(%v, %+v) = %v, want a *LeaseModelError for %s", c.p, c.b, err, c.field)
+			t.Errorf("LeaseModel(%v, %+v) = %v, want a *ModelError for %s", c.p, c.b, err, c.field)
 		}
 	}
 	if _, err := LeaseModel(LeasePolicy, with(func(b *LeaseBounds) { b.Generations = 16 - b.Holders })); err != nil {
@@ -434,65 +434,4 @@ func BenchmarkLeaseWorld(b *testing.B) {
 		elapsed += r.Elapsed
 	}
 	b.ReportMetric(float64(states)/elapsed.Seconds(), "states/s")
-}
-
-// BenchmarkExplore explores the lease world of the shipped policy with four
-// holders and no symmetry reduction, and reports distinct states per
-// second. Its baseline, run in the same process, is the checker alone on a
-// trivial world of the same size (16 bytes), about as many states and
-// moves per state (a 4-dimensional grid walked one step at a time); the
-// ratio says how close the lease world comes to what the checker's
-// visited set allows on this machine.
-func BenchmarkExplore(b *testing.B) {
-	bounds := DefaultLeaseBounds()
-	bounds.Holders = 4
-	m := leaseModelOf(b, LeasePolicy, bounds, false)
-	var lease, base leaseRate
-	for b.Loop() {
-		r := modelcheck.Check(m, modelcheck.Options{})
-		if r.Verdict != modelcheck.Passed {
-			b.Fatal(r.Summary())
-		}
-		lease.add(r.States, r.Moves, r.Elapsed)
-		g := modelcheck.Check(leaseGrid(45), modelcheck.Options{})
-		base.add(g.States, g.Moves, g.Elapsed)
-	}
-	b.ReportMetric(0, "ns/op") // two explorations per op: the sum means nothing
-	b.ReportMetric(lease.perSecond(), "states/s")
-	b.ReportMetric(float64(lease.states)/float64(b.N), "states")
-	b.ReportMetric(float64(lease.moves)/float64(lease.states), "moves/state")
-	b.ReportMetric(base.perSecond(), "baseline-states/s")
-	b.ReportMetric(lease.perSecond()/base.perSecond(), "x-baseline")
-}
-
-type leaseRate struct {
-	states, moves int
-	elapsed       time.Duration
-}
-
-func (r *leaseRate) add(states, moves int, d time.Duration) {
-	r.states, r.moves, r.elapsed = r.states+states, r.moves+moves, r.elapsed+d
-}
-
-func (r *leaseRate) perSecond() float64 { return float64(r.states) / r.elapsed.Seconds() }
-
-// leaseGrid is the baseline model: n^4 worlds of 16 bytes, each with nine
-// moves (a step up or down in one of four dimensions, or a flip).
-func leaseGrid(n uint8) modelcheck.Model[[16]uint8] {
-	return modelcheck.Model[[16]uint8]{
-		Name: "grid",
-		Init: []([16]uint8){{}},
-		Next: func(w [16]uint8, yield func(string, [16]uint8)) {
-			for d := range 4 {
-				up, down := w, w
-				up[d] = (w[d] + 1) % n
-				down[d] = (w[d] + n - 1) % n
-				yield("up", up)
-				yield("down", down)
-			}
-			flip := w
-			flip[15] ^= 1
-			yield("flip", flip)
-		},
-	}
 }

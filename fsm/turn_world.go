@@ -108,26 +108,6 @@ func DefaultTurnBounds() TurnBounds {
 	return TurnBounds{Tasks: 4, OtherTakes: 2, Symmetric: true}
 }
 
-// TurnBoundsError reports a TurnBounds field out of range.
-type TurnBoundsError struct {
-	Field    string
-	Value    int
-	Min, Max int
-}
-
-func (e *TurnBoundsError) Error() string {
-	return fmt.Sprintf("fsm: TurnBounds.%s is %d, want %d..%d", e.Field, e.Value, e.Min, e.Max)
-}
-
-// TurnPolicyError reports a policy that is not of the turn family.
-type TurnPolicyError struct {
-	Name, Family string
-}
-
-func (e *TurnPolicyError) Error() string {
-	return fmt.Sprintf("fsm: policy %s is of family %q, want \"turn\"", e.Name, e.Family)
-}
-
 // TurnWorld is one state of the turn world: the tasks, the queues they
 // started with, the registry's entry for the lock, and the other process.
 type TurnWorld struct {
@@ -299,13 +279,13 @@ type turnModel struct {
 // turn family's invariants.
 func TurnModel(p policy.Policy, b TurnBounds) (modelcheck.Model[TurnWorld], error) {
 	if b.Tasks < 1 || b.Tasks > TurnMaxTasks {
-		return modelcheck.Model[TurnWorld]{}, &TurnBoundsError{"Tasks", b.Tasks, 1, TurnMaxTasks}
+		return modelcheck.Model[TurnWorld]{}, &ModelError{"turn", "Tasks", fmt.Sprintf("%d, want 1 to %d", b.Tasks, TurnMaxTasks)}
 	}
 	if b.OtherTakes < 0 || b.OtherTakes > turnMaxOtherTakes {
-		return modelcheck.Model[TurnWorld]{}, &TurnBoundsError{"OtherTakes", b.OtherTakes, 0, turnMaxOtherTakes}
+		return modelcheck.Model[TurnWorld]{}, &ModelError{"turn", "OtherTakes", fmt.Sprintf("%d, want 0 to %d", b.OtherTakes, turnMaxOtherTakes)}
 	}
 	if p.Family() != "turn" {
-		return modelcheck.Model[TurnWorld]{}, &TurnPolicyError{p.Name(), p.Family()}
+		return modelcheck.Model[TurnWorld]{}, &ModelError{"turn", "Policy", fmt.Sprintf("%s is of family %q, not turn", p.Name(), p.Family())}
 	}
 	m := &turnModel{p: p, tab: p.Table(), n: b.Tasks}
 	for i := range m.n {

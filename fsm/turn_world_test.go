@@ -178,13 +178,13 @@ func TestTurnModelRejectsBadInput(t *testing.T) {
 	}
 	for _, tt := range tests {
 		_, err := TurnModel(tt.p, tt.b)
-		var be *TurnBoundsError
-		var pe *TurnPolicyError
-		switch {
-		case tt.field != "" && (!errors.As(err, &be) || be.Field != tt.field):
-			t.Errorf("TurnModel(%+v) = %v, want a *TurnBoundsError for %s", tt.b, err, tt.field)
-		case tt.field == "" && !errors.As(err, &pe):
-			t.Errorf("TurnModel(%s) = %v, want a *TurnPolicyError", tt.p.Name(), err)
+		want := tt.field
+		if want == "" {
+			want = "Policy"
+		}
+		var me *ModelError
+		if !errors.As(err, &me) || me.Field != want || me.Family != "turn" {
+			t.Errorf("TurnModel(%s, %+v) = %v, want a *ModelError for %s", tt.p.Name(), tt.b, err, want)
 		}
 	}
 }
