@@ -285,7 +285,7 @@ func LeaseStep(s LeaseState, t LeaseTrigger, f LeaseFacts) LeaseResult {
 				return LeaseResult{Next: LeaseLost, Outputs: LeaseOutputDeclareLost | LeaseOutputRefuseFenced, Verdict: policy.Fired}
 			}
 		case LeaseRelease:
-			return LeaseResult{Next: LeaseReleasing, Outputs: LeaseOutputStopTimers | LeaseOutputLoad, Verdict: policy.Fired} // lease.fsm:115
+			return LeaseResult{Next: LeaseReleasing, Outputs: LeaseOutputLoad, Verdict: policy.Fired} // lease.fsm:117
 		case LeaseAcquire, LeaseLoaded, LeaseSaved, LeaseConflict, LeaseRepoFailed:
 			return LeaseResult{Next: s, Verdict: policy.Rejected}
 		}
@@ -314,7 +314,7 @@ func LeaseStep(s LeaseState, t LeaseTrigger, f LeaseFacts) LeaseResult {
 		case LeaseFenceTaken:
 			return LeaseResult{Next: s, Outputs: LeaseOutputRefuseFenced, Verdict: policy.Fired} // lease.fsm:110
 		case LeaseRelease:
-			return LeaseResult{Next: LeaseReleasing, Outputs: LeaseOutputLoad, Verdict: policy.Fired} // lease.fsm:116
+			return LeaseResult{Next: LeaseReleasing, Outputs: LeaseOutputLoad, Verdict: policy.Fired} // lease.fsm:118
 		case LeaseSaved, LeaseConflict, LeaseRepoFailed, LeaseRenewDue, LeaseDeadlinePassed:
 			return LeaseResult{Next: s, Verdict: policy.Ignored}
 		case LeaseAcquire, LeaseLoaded:
@@ -324,20 +324,22 @@ func LeaseStep(s LeaseState, t LeaseTrigger, f LeaseFacts) LeaseResult {
 		switch t {
 		case LeaseLoaded:
 			switch {
-			case f&LeaseFactRecordOurs != 0: // lease.fsm:117
+			case f&LeaseFactRecordOurs != 0: // lease.fsm:119
 				return LeaseResult{Next: s, Outputs: LeaseOutputTombstone, Verdict: policy.Fired}
-			case f&LeaseFactRecordOurs == 0: // lease.fsm:118
-				return LeaseResult{Next: LeaseReleased, Outputs: LeaseOutputEndHandle, Verdict: policy.Fired}
+			case f&LeaseFactRecordOurs == 0: // lease.fsm:120
+				return LeaseResult{Next: LeaseReleased, Outputs: LeaseOutputStopTimers | LeaseOutputEndHandle, Verdict: policy.Fired}
 			}
 		case LeaseSaved:
-			return LeaseResult{Next: LeaseReleased, Outputs: LeaseOutputEndHandle, Verdict: policy.Fired} // lease.fsm:119
+			return LeaseResult{Next: LeaseReleased, Outputs: LeaseOutputStopTimers | LeaseOutputEndHandle, Verdict: policy.Fired} // lease.fsm:121
 		case LeaseConflict:
-			return LeaseResult{Next: LeaseReleased, Outputs: LeaseOutputEndHandle, Verdict: policy.Fired} // lease.fsm:120
+			return LeaseResult{Next: LeaseReleased, Outputs: LeaseOutputStopTimers | LeaseOutputEndHandle, Verdict: policy.Fired} // lease.fsm:122
 		case LeaseRepoFailed:
-			return LeaseResult{Next: LeaseReleased, Outputs: LeaseOutputRepoError | LeaseOutputEndHandle, Verdict: policy.Fired} // lease.fsm:121
+			return LeaseResult{Next: LeaseReleased, Outputs: LeaseOutputStopTimers | LeaseOutputRepoError | LeaseOutputEndHandle, Verdict: policy.Fired} // lease.fsm:123
+		case LeaseDeadlinePassed:
+			return LeaseResult{Next: s, Outputs: LeaseOutputDeclareLost, Verdict: policy.Fired} // lease.fsm:124
 		case LeaseFenceTaken:
 			return LeaseResult{Next: s, Outputs: LeaseOutputRefuseFenced, Verdict: policy.Fired} // lease.fsm:111
-		case LeaseRenewDue, LeaseDeadlinePassed, LeaseRelease:
+		case LeaseRenewDue, LeaseRelease:
 			return LeaseResult{Next: s, Verdict: policy.Ignored}
 		case LeaseAcquire:
 			return LeaseResult{Next: s, Verdict: policy.Rejected}
@@ -445,13 +447,14 @@ var leaseTable = &policy.Table{
 		{From: policy.StateID(LeaseLost), Trigger: policy.TriggerID(LeaseFenceTaken), Outputs: policy.Outputs(LeaseOutputRefuseFenced), To: policy.StateID(LeaseLost), Internal: true, Line: 110},
 		{From: policy.StateID(LeaseReleasing), Trigger: policy.TriggerID(LeaseFenceTaken), Outputs: policy.Outputs(LeaseOutputRefuseFenced), To: policy.StateID(LeaseReleasing), Internal: true, Line: 111},
 		{From: policy.StateID(LeaseReleased), Trigger: policy.TriggerID(LeaseFenceTaken), Outputs: policy.Outputs(LeaseOutputRefuseFenced), To: policy.StateID(LeaseReleased), Internal: true, Line: 112},
-		{From: policy.StateID(LeaseHeld), Trigger: policy.TriggerID(LeaseRelease), Outputs: policy.Outputs(LeaseOutputStopTimers | LeaseOutputLoad), To: policy.StateID(LeaseReleasing), Line: 115},
-		{From: policy.StateID(LeaseLost), Trigger: policy.TriggerID(LeaseRelease), Outputs: policy.Outputs(LeaseOutputLoad), To: policy.StateID(LeaseReleasing), Line: 116},
-		{From: policy.StateID(LeaseReleasing), Trigger: policy.TriggerID(LeaseLoaded), Guard: policy.Guard{Mask: policy.Facts(LeaseFactRecordOurs), Want: policy.Facts(LeaseFactRecordOurs)}, Outputs: policy.Outputs(LeaseOutputTombstone), To: policy.StateID(LeaseReleasing), Internal: true, Line: 117},
-		{From: policy.StateID(LeaseReleasing), Trigger: policy.TriggerID(LeaseLoaded), Guard: policy.Guard{Mask: policy.Facts(LeaseFactRecordOurs)}, Outputs: policy.Outputs(LeaseOutputEndHandle), To: policy.StateID(LeaseReleased), Line: 118},
-		{From: policy.StateID(LeaseReleasing), Trigger: policy.TriggerID(LeaseSaved), Outputs: policy.Outputs(LeaseOutputEndHandle), To: policy.StateID(LeaseReleased), Line: 119},
-		{From: policy.StateID(LeaseReleasing), Trigger: policy.TriggerID(LeaseConflict), Outputs: policy.Outputs(LeaseOutputEndHandle), To: policy.StateID(LeaseReleased), Line: 120},
-		{From: policy.StateID(LeaseReleasing), Trigger: policy.TriggerID(LeaseRepoFailed), Outputs: policy.Outputs(LeaseOutputRepoError | LeaseOutputEndHandle), To: policy.StateID(LeaseReleased), Line: 121},
+		{From: policy.StateID(LeaseHeld), Trigger: policy.TriggerID(LeaseRelease), Outputs: policy.Outputs(LeaseOutputLoad), To: policy.StateID(LeaseReleasing), Line: 117},
+		{From: policy.StateID(LeaseLost), Trigger: policy.TriggerID(LeaseRelease), Outputs: policy.Outputs(LeaseOutputLoad), To: policy.StateID(LeaseReleasing), Line: 118},
+		{From: policy.StateID(LeaseReleasing), Trigger: policy.TriggerID(LeaseLoaded), Guard: policy.Guard{Mask: policy.Facts(LeaseFactRecordOurs), Want: policy.Facts(LeaseFactRecordOurs)}, Outputs: policy.Outputs(LeaseOutputTombstone), To: policy.StateID(LeaseReleasing), Internal: true, Line: 119},
+		{From: policy.StateID(LeaseReleasing), Trigger: policy.TriggerID(LeaseLoaded), Guard: policy.Guard{Mask: policy.Facts(LeaseFactRecordOurs)}, Outputs: policy.Outputs(LeaseOutputStopTimers | LeaseOutputEndHandle), To: policy.StateID(LeaseReleased), Line: 120},
+		{From: policy.StateID(LeaseReleasing), Trigger: policy.TriggerID(LeaseSaved), Outputs: policy.Outputs(LeaseOutputStopTimers | LeaseOutputEndHandle), To: policy.StateID(LeaseReleased), Line: 121},
+		{From: policy.StateID(LeaseReleasing), Trigger: policy.TriggerID(LeaseConflict), Outputs: policy.Outputs(LeaseOutputStopTimers | LeaseOutputEndHandle), To: policy.StateID(LeaseReleased), Line: 122},
+		{From: policy.StateID(LeaseReleasing), Trigger: policy.TriggerID(LeaseRepoFailed), Outputs: policy.Outputs(LeaseOutputStopTimers | LeaseOutputRepoError | LeaseOutputEndHandle), To: policy.StateID(LeaseReleased), Line: 123},
+		{From: policy.StateID(LeaseReleasing), Trigger: policy.TriggerID(LeaseDeadlinePassed), Outputs: policy.Outputs(LeaseOutputDeclareLost), To: policy.StateID(LeaseReleasing), Internal: true, Line: 124},
 	},
 	Ignores: []policy.Pair{
 		{State: policy.StateID(LeaseLost), Trigger: policy.TriggerID(LeaseSaved)},
@@ -460,7 +463,6 @@ var leaseTable = &policy.Table{
 		{State: policy.StateID(LeaseLost), Trigger: policy.TriggerID(LeaseRenewDue)},
 		{State: policy.StateID(LeaseLost), Trigger: policy.TriggerID(LeaseDeadlinePassed)},
 		{State: policy.StateID(LeaseReleasing), Trigger: policy.TriggerID(LeaseRenewDue)},
-		{State: policy.StateID(LeaseReleasing), Trigger: policy.TriggerID(LeaseDeadlinePassed)},
 		{State: policy.StateID(LeaseReleasing), Trigger: policy.TriggerID(LeaseRelease)},
 		{State: policy.StateID(LeaseReleased), Trigger: policy.TriggerID(LeaseRenewDue)},
 		{State: policy.StateID(LeaseReleased), Trigger: policy.TriggerID(LeaseDeadlinePassed)},
@@ -586,28 +588,20 @@ func ConfigureLeaseStateless(sm *stateless.StateMachine, facts func() LeaseFacts
 		Permit(LeaseSaved, LeaseReleased).
 		Permit(LeaseConflict, LeaseReleased).
 		Permit(LeaseRepoFailed, LeaseReleased).
+		InternalTransition(LeaseDeadlinePassed, o.outputs(LeaseOutputDeclareLost)).
 		Ignore(LeaseRenewDue).
-		Ignore(LeaseDeadlinePassed).
 		Ignore(LeaseRelease).
-		OnEntryFrom(LeaseRelease, func(ctx context.Context, _ ...any) error {
-			switch stateless.GetTransition(ctx).Source {
-			case LeaseHeld:
-				emit(LeaseOutputStopTimers | LeaseOutputLoad)
-			case LeaseLost:
-				emit(LeaseOutputLoad)
-			}
-			return nil
-		})
+		OnEntryFrom(LeaseRelease, o.outputs(LeaseOutputLoad))
 	// Rejected, so not permitted: LeaseAcquire, LeaseLoaded, LeaseSaved, LeaseConflict, LeaseRepoFailed.
 	sm.Configure(LeaseReleased).
 		InternalTransition(LeaseFenceTaken, o.outputs(LeaseOutputRefuseFenced)).
 		Ignore(LeaseRenewDue).
 		Ignore(LeaseDeadlinePassed).
 		Ignore(LeaseRelease).
-		OnEntryFrom(LeaseLoaded, o.outputs(LeaseOutputEndHandle)).
-		OnEntryFrom(LeaseSaved, o.outputs(LeaseOutputEndHandle)).
-		OnEntryFrom(LeaseConflict, o.outputs(LeaseOutputEndHandle)).
-		OnEntryFrom(LeaseRepoFailed, o.outputs(LeaseOutputRepoError|LeaseOutputEndHandle))
+		OnEntryFrom(LeaseLoaded, o.outputs(LeaseOutputStopTimers|LeaseOutputEndHandle)).
+		OnEntryFrom(LeaseSaved, o.outputs(LeaseOutputStopTimers|LeaseOutputEndHandle)).
+		OnEntryFrom(LeaseConflict, o.outputs(LeaseOutputStopTimers|LeaseOutputEndHandle)).
+		OnEntryFrom(LeaseRepoFailed, o.outputs(LeaseOutputStopTimers|LeaseOutputRepoError|LeaseOutputEndHandle))
 	return sm
 }
 

@@ -77,6 +77,8 @@ func TestCancelRunning(t *testing.T) {
 			}
 		},
 	})
+	unblockActivation := unblocker(t, release)
+	unblockOnExit := unblocker(t, releaseOnExit)
 	wakeWant(t, l, "a", Started)
 	wakeWant(t, l, "a", Queued)
 
@@ -96,13 +98,13 @@ func TestCancelRunning(t *testing.T) {
 	if st := l.laneState("a"); st != fsm.LaneCancelling {
 		t.Errorf("lane is %v while the cancelled activation runs, want Cancelling", st)
 	}
-	close(release)
+	unblockActivation()
 	want := Interrupted{Started: true, Cause: ErrCancelled}
 	if e := recv(t, inOnExit, "OnExit of the activation"); e != want {
 		t.Errorf("OnExit = %v, want %v", e, want)
 	}
 	notYet(t, cancelled, "Cancel returning while OnExit runs")
-	close(releaseOnExit)
+	unblockOnExit()
 	if err := recv(t, cancelled, "Cancel to return"); err != nil {
 		t.Fatalf("Cancel: %v", err)
 	}
@@ -155,6 +157,7 @@ func TestCancelContextEnds(t *testing.T) {
 		},
 		OnExit: func(_ string, e Exit) { exits <- e },
 	})
+	unblock := unblocker(t, release)
 	wakeWant(t, l, "a", Started)
 	actx := recv(t, starts, "the activation").ctx
 	ctx, cancel := context.WithCancelCause(context.Background())
@@ -166,7 +169,7 @@ func TestCancelContextEnds(t *testing.T) {
 		t.Errorf("activation's cause = %v, want ErrCancelled", cause)
 	}
 	wakeWant(t, l, "a", Queued) // the cancelled activation still runs
-	close(release)
+	unblock()
 	if e := recv(t, exits, "OnExit"); e != (Interrupted{Started: true, Cause: ErrCancelled}) {
 		t.Errorf("exit = %v, want interrupted by Cancel", e)
 	}

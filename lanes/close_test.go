@@ -58,6 +58,7 @@ func TestClose(t *testing.T) {
 	d := newDeaf()
 	var x exitLog
 	l := newLanes(t, Config[string]{MaxConcurrent: 2, Activate: d.activate, OnExit: x.onExit})
+	unblock := unblocker(t, d.release)
 	for _, w := range []w{{"a", Started}, {"b", Started}, {"a", Queued}, {"c", Queued}, {"d", Queued}} {
 		wakeWant(t, l, w.key, w.want)
 	}
@@ -74,7 +75,7 @@ func TestClose(t *testing.T) {
 	wakeWant(t, l, "a", ErrClosed) // its activation still runs
 	wakeWant(t, l, "e", ErrClosed) // a key never seen
 	notYet(t, closed, "Close returning while activations run")
-	close(d.release)
+	unblock()
 	if err := recv(t, closed, "Close to return"); err != nil {
 		t.Fatalf("Close: %v", err)
 	}
@@ -125,6 +126,7 @@ func TestClose(t *testing.T) {
 func TestConcurrentClose(t *testing.T) {
 	d := newDeaf()
 	l := newLanes(t, Config[string]{MaxConcurrent: 2, Activate: d.activate})
+	unblock := unblocker(t, d.release)
 	wakeWant(t, l, "a", Started)
 	wakeWant(t, l, "b", Started)
 	recv(t, d.starts, "a start")
@@ -145,7 +147,7 @@ func TestConcurrentClose(t *testing.T) {
 	}
 	recv(t, d.interrupted, "an interruption")
 	recv(t, d.interrupted, "an interruption")
-	close(d.release)
+	unblock()
 	for range callers {
 		if n := recv(t, early, "Close to return"); n != 0 {
 			t.Errorf("a Close call returned while %d activations ran", n)
@@ -195,7 +197,7 @@ func TestNewContext(t *testing.T) {
 func TestNewDoneContext(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	for range 100 {
+	for range 1000 {
 		l, err := New(ctx, Config[string]{Activate: func(ctx context.Context, _ string) error {
 			<-ctx.Done()
 			if cause := context.Cause(ctx); !errors.Is(cause, ErrClosed) {

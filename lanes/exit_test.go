@@ -101,8 +101,11 @@ func TestExit(t *testing.T) {
 			if tt.stackHas == "" && f.Stack != nil {
 				t.Errorf("an error of the activation's own carries a stack")
 			}
-			// The lanes go on: the key runs again.
-			wakeWant(t, l, "a", Started)
+			// The lanes go on: the key runs again (Queued if its lane
+			// has not yet stepped past the activation that ended).
+			if _, err := l.Wake("a"); err != nil {
+				t.Fatalf("Wake after the exit: %v", err)
+			}
 			recv(t, running, "the next activation")
 			if tt.interrupt {
 				l.Cancel(context.Background(), "a")
@@ -151,8 +154,11 @@ func TestOnExitPanic(t *testing.T) {
 	if k := recv(t, heard, "OnExit after the panic"); k != "b" {
 		t.Errorf("OnExit heard %s, want b", k)
 	}
-	// b ran, so a's lane stepped past its activation: a starts afresh.
-	wakeWant(t, l, "a", Started)
+	// b ran, so a's lane stepped past its activation: a runs afresh
+	// (Queued if b's lane has not yet stepped past b's activation).
+	if _, err := l.Wake("a"); err != nil {
+		t.Fatalf("Wake(a): %v", err)
+	}
 	if k := recv(t, heard, "OnExit of a's next activation"); k != "a" {
 		t.Errorf("OnExit heard %s, want a", k)
 	}
@@ -162,5 +168,39 @@ func TestOnExitPanic(t *testing.T) {
 		if !strings.Contains(out, want) {
 			t.Errorf("log lacks %q:\n%s", want, out)
 		}
+	}
+}
+
+// A runtime.Goexit in OnExit (t.FailNow in a test's OnExit, say) is a
+// defect like a panic: it is logged and the lanes go on, so the slot
+// passes on and the key can run again.
+func TestOnExitGoexit(t *testing.T) {
+	var log lockedBuffer
+	var calls atomic.Int32
+	heard := make(chan string, 4)
+	l := newLanes(t, Config[string]{
+		Activate: func(context.Context, string) error { return nil },
+		OnExit: func(key string, _ Exit) {
+			if calls.Add(1) == 1 {
+				runtime.Goexit()
+			}
+			heard <- key
+		},
+		Logger: slog.New(slog.NewTextHandler(&log, nil)),
+	})
+	wakeWant(t, l, "a", Started)
+	wakeWant(t, l, "b", Queued)
+	if k := recv(t, heard, "b's OnExit: the slot passing on after a's OnExit called Goexit"); k != "b" {
+		t.Errorf("OnExit heard %s, want b", k)
+	}
+	if _, err := l.Wake("a"); err != nil {
+		t.Fatalf("Wake(a): %v", err)
+	}
+	if k := recv(t, heard, "OnExit of a's next activation"); k != "a" {
+		t.Errorf("OnExit heard %s, want a", k)
+	}
+	l.Close()
+	if out := log.String(); !strings.Contains(out, "level=WARN") || !strings.Contains(out, "key=a") {
+		t.Errorf("no warning logged for the Goexit in OnExit:\n%s", out)
 	}
 }

@@ -193,3 +193,14 @@ func (l *Lanes[K]) laneState(key K) fsm.LaneState {
 	}
 	return fsm.LaneIdle
 }
+
+// unblocker returns a function that closes ch once, and also calls it when
+// the test ends. Register it after newLanes, so that a test that fails
+// while an activation or OnExit waits on ch lets it go before Close waits
+// for it.
+func unblocker(t *testing.T, ch chan struct{}) func() {
+	var once sync.Once
+	f := func() { once.Do(func() { close(ch) }) }
+	t.Cleanup(f)
+	return f
+}

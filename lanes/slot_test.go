@@ -39,11 +39,13 @@ func TestSlotPassesAfterOnExit(t *testing.T) {
 					}
 				},
 			})
+			unblockOnExit := unblocker(t, releaseOnExit)
+			unblockA := unblocker(t, releaseA)
 			wakeWant(t, l, "a", Started)
 			wakeWant(t, l, "b", Queued)
 			cancelled := make(chan error, 1)
 			if how == "returns" {
-				close(releaseA)
+				unblockA()
 			} else {
 				go func() { cancelled <- l.Cancel(context.Background(), "a") }()
 			}
@@ -54,7 +56,7 @@ func TestSlotPassesAfterOnExit(t *testing.T) {
 				t.Errorf("while a's OnExit runs: %d running, b %v; want 1 running, b Waiting", s.running, s.states["b"])
 			}
 			notYet(t, bSaw, "b's activation while a's OnExit runs")
-			close(releaseOnExit)
+			unblockOnExit()
 			if !recv(t, bSaw, "b's activation") {
 				t.Error("b's activation started before a's OnExit completed")
 			}

@@ -21,9 +21,10 @@
 // *[HeldError] naming the holder. Every acquisition writes the next
 // generation, one above the record's, tombstones included.
 //
-// The holder renews every Heartbeat; the leases of one manager that fall
-// due within a quarter heartbeat of each other are renewed together, in
-// one transaction where the repository is a [BatchSaver]. A failed renewal
+// The holder renews every Heartbeat; all the leases of one manager renew
+// together when the first of them falls due (the others at most a
+// heartbeat early), in one transaction where the repository is a
+// [BatchSaver]. A failed renewal
 // is retried every quarter heartbeat. The holder declares the lease lost
 // when no renewal has succeeded within TTL of the start of its last
 // successful write, which is before any observer may take over, since

@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-
-	"github.com/rivus/collab/policy"
 )
 
 // RunFenced runs fn while holding the repository's per-key fence, after
@@ -41,7 +39,7 @@ func (h *Lease) RunFenced(ctx context.Context, fn func(ctx context.Context, toke
 	if err != nil {
 		return err
 	}
-	facts := factsOfReread(h, rec, ok)
+	facts := h.ours(rec, ok)
 	m.mu.Lock()
 	out := m.fireLocked(h, trFenceTaken, facts)
 	lostErr := h.err
@@ -57,12 +55,4 @@ func (h *Lease) RunFenced(ctx context.Context, fn func(ctx context.Context, toke
 		return fmt.Errorf("%w: %w", cause, err)
 	}
 	return err
-}
-
-// factsOfReread: the re-read record still holds this generation.
-func factsOfReread(h *Lease, rec Record, ok bool) policy.Facts {
-	if ok && !rec.Snapshot.Released && rec.Snapshot.Generation == h.token {
-		return factRecordOurs
-	}
-	return 0
 }

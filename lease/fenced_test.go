@@ -116,7 +116,7 @@ func TestRunFencedSuccessorWaits(t *testing.T) {
 
 		m, _ := newManager(t, f.Platform, repo)
 		wantHeld(t, m, "k", id)
-		f.Clock.Advance(ttl)
+		advance(f.Clock, ttl)
 		h := mustAcquire(t, m, "k")
 		for len(repo.fence) > 0 {
 			<-repo.fence

@@ -3,6 +3,7 @@ package lease
 import (
 	"context"
 	"errors"
+	"math"
 	"sync"
 	"time"
 
@@ -73,6 +74,8 @@ func (m *Manager) Acquire(ctx context.Context, key string) (*Lease, error) {
 		m.mu.Unlock()
 		return nil, ErrReleased
 	}
+	m.acquiring.Add(1)
+	defer m.acquiring.Done()
 	out := m.fireLocked(h, trAcquire, 0)
 	m.mu.Unlock()
 	a := acquisition{m: m, h: h, ctx: ctx}
@@ -120,27 +123,34 @@ func (a *acquisition) load() policy.Outputs {
 		return a.m.fireLocked(a.h, trRepoFailed, 0)
 	}
 	a.rec, a.ok = rec, ok
-	return a.m.fireLocked(a.h, trLoaded, a.m.factsLocked(a.h, rec, ok))
+	return a.m.fireLocked(a.h, trLoaded, a.m.observeLocked(a.h.key, rec, ok))
 }
 
-// factsLocked computes what the policy may ask of a loaded record.
-func (m *Manager) factsLocked(h *Lease, rec Record, ok bool) policy.Facts {
+// observeLocked computes the facts of a record loaded to acquire it: free,
+// its holder dead on proof, or silent for the TTL since this manager first
+// saw its revision (a sighting it records, and forgets once the key is
+// free).
+func (m *Manager) observeLocked(key string, rec Record, ok bool) policy.Facts {
+	if !ok || rec.Snapshot.Released {
+		delete(m.seen, key)
+		return factRecordFree
+	}
 	var f policy.Facts
-	switch {
-	case !ok || rec.Snapshot.Released:
-		f |= factRecordFree
-	default:
-		if m.p.Process.Judge(rec.Snapshot.Holder).Liveness == platform.Dead {
-			f |= factHolderDead
-		}
-		if m.ttlElapsedLocked(h.key, rec) {
-			f |= factTTLElapsed
-		}
-		if rec.Snapshot.Generation == h.token && h.token != 0 {
-			f |= factRecordOurs
-		}
+	if m.p.Process.Judge(rec.Snapshot.Holder).Liveness == platform.Dead {
+		f |= factHolderDead
+	}
+	if m.ttlElapsedLocked(key, rec) {
+		f |= factTTLElapsed
 	}
 	return f
+}
+
+// ours reports whether a record still holds h's generation.
+func (h *Lease) ours(rec Record, ok bool) policy.Facts {
+	if ok && !rec.Snapshot.Released && rec.Snapshot.Generation == h.token {
+		return factRecordOurs
+	}
+	return 0
 }
 
 // claim writes this holder with the next generation over the loaded
@@ -149,6 +159,12 @@ func (a *acquisition) claim() policy.Outputs {
 	next := Token(1)
 	var expected Revision
 	if a.ok {
+		if a.rec.Snapshot.Generation == math.MaxUint64 {
+			a.err = &RepositoryError{Op: "claim", Key: a.h.key, Err: errors.New("the generation cannot grow past its largest value")}
+			a.m.mu.Lock()
+			defer a.m.mu.Unlock()
+			return a.m.fireLocked(a.h, trRepoFailed, 0)
+		}
 		next, expected = a.rec.Snapshot.Generation+1, a.rec.Revision
 	}
 	snap := a.h.snapshot(next, false)

@@ -9,9 +9,8 @@ import (
 )
 
 // heartbeat renews the manager's leases until Close: it sleeps until the
-// earliest renewal is due, then renews every lease due within a quarter
-// heartbeat of it together, so that leases acquired at different moments
-// fall into one batch.
+// earliest renewal is due, then renews every scheduled lease together, so
+// that leases acquired at different moments fall into one batch.
 func (m *Manager) heartbeat() {
 	defer close(m.loopDone)
 	for {
@@ -85,20 +84,23 @@ func (m *Manager) renewDue() {
 		case errors.As(err, &conflict):
 			m.fireLocked(r.h, trConflict, 0)
 		default:
-			m.emitLocked(Event{Kind: RenewalFailed, Key: r.h.key, Token: r.h.token, Err: err})
-			m.fireLocked(r.h, trRepoFailed, 0)
+			if out := m.fireLocked(r.h, trRepoFailed, 0); out.Has(outScheduleRetry) {
+				m.emitLocked(Event{Kind: RenewalFailed, Key: r.h.key, Token: r.h.token, Err: err})
+			}
 		}
 	}
 	m.cond.Broadcast()
 }
 
-// collectDue fires RenewDue at the leases due within a quarter heartbeat
-// and returns their writes, and the earliest of their deadlines.
+// collectDue fires RenewDue at the scheduled leases and returns their
+// writes, and the earliest of their deadlines.
 func (m *Manager) collectDue() ([]renewal, time.Duration) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	now := m.now()
-	horizon := now + m.cfg.Heartbeat/4
+	// Every scheduled lease renews with the first one due, at most a
+	// heartbeat early, so that leases acquired apart fall into one batch.
+	horizon := now + m.cfg.Heartbeat
 	var batch []renewal
 	deadline := now + m.cfg.TTL
 	for h := range m.live {

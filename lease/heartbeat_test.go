@@ -81,7 +81,7 @@ func TestRenewalFailureLostFromStart(t *testing.T) {
 		m, rec := newManager(t, f.Platform, repo)
 		h := mustAcquire(t, m, "k")
 		// The first renewal takes half a heartbeat from its start.
-		repo.during(func() { f.Clock.Advance(hb / 2) })
+		repo.during(func() { advance(f.Clock, hb/2) })
 		step(t, f.Clock, 2, hb)
 		_, at := rec.waitCount(t, lease.Renewed, 1)
 		start := at[0] - hb/2
@@ -100,7 +100,7 @@ func TestRenewalFailureLostFromStart(t *testing.T) {
 				t.Fatalf("renewal failed event %+v", e)
 			}
 		}
-		f.Clock.Advance(time.Nanosecond)
+		advance(f.Clock, time.Nanosecond)
 		wantLost(t, h)
 		_, lostAt := rec.waitCount(t, lease.Lost, 1)
 		if lostAt[0] != start+ttl {
@@ -270,7 +270,7 @@ func TestNoRenewalEventsAfterLoss(t *testing.T) {
 			}
 			step(t, f.Clock, 2, hb)
 			receive(t, entered, "the renewal")
-			f.Clock.Advance(ttl - hb) // the deadline passes while it is in flight
+			advance(f.Clock, ttl-hb) // the deadline passes while it is in flight
 			wantLost(t, h)
 			close(proceed)
 			// Close waits for the renewal in flight to be handled.

@@ -44,7 +44,7 @@ func (c Config) Validate() error {
 		return &ConfigError{"TTL", fmt.Sprintf("is %v; want more than 0", c.TTL)}
 	case c.Heartbeat <= 0:
 		return &ConfigError{"Heartbeat", fmt.Sprintf("is %v; want more than 0", c.Heartbeat)}
-	case c.Heartbeat*2 > c.TTL:
+	case c.Heartbeat > c.TTL/2: // Heartbeat × 2 > TTL, without overflow
 		return &ConfigError{"Heartbeat", fmt.Sprintf("is %v; Heartbeat × 2 must not exceed TTL (%v)", c.Heartbeat, c.TTL)}
 	case c.Repository == nil:
 		return &ConfigError{"Repository", "is nil"}
@@ -71,6 +71,9 @@ type Manager struct {
 	live    map[*Lease]struct{}
 	seen    map[string]sighting // the observer's first sightings, by key
 	closing bool
+	// acquiring counts Acquire calls under way, so that Close releases
+	// the leases they return too.
+	acquiring sync.WaitGroup
 
 	kick      chan struct{} // wakes the heartbeat loop to re-plan
 	stop      chan struct{}
@@ -116,6 +119,9 @@ func (m *Manager) Close() error {
 	m.closeOnce.Do(func() {
 		m.mu.Lock()
 		m.closing = true
+		m.mu.Unlock()
+		m.acquiring.Wait()
+		m.mu.Lock()
 		handles := make([]*Lease, 0, len(m.live))
 		for h := range m.live {
 			handles = append(handles, h)

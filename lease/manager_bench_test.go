@@ -203,17 +203,22 @@ func newHeartbeatFloor(b *testing.B) func(*testing.B) {
 // with 10,000 deadlines re-armed a tick that scan alone is a good part
 // of the tick; real timers cost O(log n). Advance fires the timers that
 // fall due in no particular order, which a tick of renewals does not need.
+//
+// As the manager's readingClock in the tests, a new timer counts from the
+// last reading returned, so that a tick advanced while the heartbeat loop
+// plans its timer is not missed.
 type benchClock struct {
 	mu     sync.Mutex
 	wall   time.Time
 	mono   time.Duration
+	last   time.Duration // the last reading returned
 	timers map[*benchTimer]struct{}
 }
 
 var _ platform.Clock = (*benchClock)(nil)
 
 func newBenchClock() *benchClock {
-	return &benchClock{wall: platformtest.Epoch, mono: time.Hour, timers: map[*benchTimer]struct{}{}}
+	return &benchClock{wall: platformtest.Epoch, mono: time.Hour, last: time.Hour, timers: map[*benchTimer]struct{}{}}
 }
 
 func (c *benchClock) Now() time.Time {
@@ -225,6 +230,7 @@ func (c *benchClock) Now() time.Time {
 func (c *benchClock) Monotonic() time.Duration {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	c.last = c.mono
 	return c.mono
 }
 
@@ -278,11 +284,11 @@ func (t *benchTimer) Reset(d time.Duration) bool {
 	_, active := t.c.timers[t]
 	delete(t.c.timers, t)
 	t.drainLocked()
-	if d <= 0 {
+	t.at = t.c.last + d
+	if t.at <= t.c.mono {
 		t.fireLocked()
 		return active
 	}
-	t.at = t.c.mono + d
 	t.c.timers[t] = struct{}{}
 	return active
 }

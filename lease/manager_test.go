@@ -125,12 +125,82 @@ func (r *recorder) waitCount(t *testing.T, kind lease.EventKind, n int) ([]lease
 	}
 }
 
+// readingClock is the clock a manager under test sees: the fake clock,
+// except that a new timer's duration counts from the reading the manager
+// last took rather than from the moment it creates the timer. The
+// manager computes a timer from a reading (the next renewal minus now)
+// and creates it a moment later; a real clock moves nanoseconds in that
+// moment, but a test advancing the fake clock then would delay the timer
+// by the whole advance, and a tick the test waits for would never come.
+// Tests advance the clock with advance, which excludes the creation of
+// timers.
+type readingClock struct {
+	*platformtest.Clock
+	advancing *sync.RWMutex // the clock's, shared with advance
+
+	mu   sync.Mutex
+	last time.Duration // the last reading returned to this manager
+}
+
+// advanceLocks holds each fake clock's lock against timer creation.
+var advanceLocks sync.Map // *platformtest.Clock → *sync.RWMutex
+
+func advanceLock(c *platformtest.Clock) *sync.RWMutex {
+	l, _ := advanceLocks.LoadOrStore(c, new(sync.RWMutex))
+	return l.(*sync.RWMutex)
+}
+
+// advance moves c by d while no manager creates a timer on it.
+func advance(c *platformtest.Clock, d time.Duration) {
+	l := advanceLock(c)
+	l.Lock()
+	defer l.Unlock()
+	c.Advance(d)
+}
+
+func newReadingClock(c *platformtest.Clock) *readingClock {
+	return &readingClock{Clock: c, advancing: advanceLock(c), last: c.Monotonic()}
+}
+
+func (c *readingClock) Monotonic() time.Duration {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.last = c.Clock.Monotonic()
+	return c.last
+}
+
+// sinceReading is how far the clock has moved since the last reading;
+// the caller holds c.advancing, so that it stays so until the timer is
+// created.
+func (c *readingClock) sinceReading() time.Duration {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.Clock.Monotonic() - c.last
+}
+
+func (c *readingClock) NewTimer(d time.Duration) platform.Timer {
+	c.advancing.RLock()
+	defer c.advancing.RUnlock()
+	return c.Clock.NewTimer(d - c.sinceReading())
+}
+
+func (c *readingClock) AfterFunc(d time.Duration, f func()) platform.Timer {
+	c.advancing.RLock()
+	defer c.advancing.RUnlock()
+	return c.Clock.AfterFunc(d-c.sinceReading(), f)
+}
+
 // newManager starts a manager on p and repo with the test timing and a
 // recorder, closed at the end of the test. edit changes the config.
 func newManager(t *testing.T, p *platform.Platform, repo lease.Repository, edit ...func(*lease.Config)) (*lease.Manager, *recorder) {
 	t.Helper()
 	clock, _ := p.Clock.(*platformtest.Clock)
 	rec := newRecorder(clock)
+	if clock != nil {
+		own := *p
+		own.Clock = newReadingClock(clock)
+		p = &own
+	}
 	cfg := lease.Config{TTL: ttl, Heartbeat: hb, Repository: repo, Platform: p, OnEvent: rec.on}
 	for _, e := range edit {
 		e(&cfg)
@@ -168,7 +238,7 @@ func settle(t *testing.T, clock *platformtest.Clock, n int) {
 func step(t *testing.T, clock *platformtest.Clock, n int, d time.Duration) {
 	t.Helper()
 	settle(t, clock, n)
-	clock.Advance(d)
+	advance(clock, d)
 }
 
 func mustAcquire(t *testing.T, m *lease.Manager, key string) *lease.Lease {
@@ -528,12 +598,12 @@ func TestLoseAndReacquire(t *testing.T) {
 		repo.failNext(1)
 		step(t, f.Clock, 2, hb)
 		receive(t, entered, "the renewal")
-		f.Clock.Advance(ttl - hb)
+		advance(f.Clock, ttl-hb)
 		wantLost(t, old)
 		close(proceed)
 
 		wantHeld(t, m, "k", self)
-		f.Clock.Advance(ttl)
+		advance(f.Clock, ttl)
 		h := mustAcquire(t, m, "k")
 		if h.Token() <= old.Token() {
 			t.Fatalf("new token %d, old %d: want it larger", h.Token(), old.Token())
@@ -668,7 +738,7 @@ func TestManagerClose(t *testing.T) {
 			t.Errorf("%d timers pending after Close, want 0", n)
 		}
 		repo.log()
-		f.Clock.Advance(10 * ttl)
+		advance(f.Clock, 10*ttl)
 		if calls := repo.log(); len(calls) != 0 {
 			t.Errorf("writes after Close: %+v", calls)
 		}

@@ -41,11 +41,7 @@ func (h *Lease) release() error {
 		case out.Has(outLoad):
 			var ok bool
 			rec, ok, err = m.cfg.Repository.Load(ctx, h.key)
-			out = h.fire(err, trLoaded, func() policy.Facts {
-				m.mu.Lock()
-				defer m.mu.Unlock()
-				return m.factsLocked(h, rec, ok)
-			})
+			out = h.fire(err, trLoaded, func() policy.Facts { return h.ours(rec, ok) })
 		case out.Has(outTombstone):
 			_, err = m.cfg.Repository.Save(ctx, h.key, h.snapshot(h.token, true), rec.Revision)
 			out = h.fire(err, trSaved, nil)

@@ -116,14 +116,14 @@ func TestTakeoverSilentHolder(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			forKinds(t, func(t *testing.T, f *platformtest.Fake, repo lease.Repository) {
 				h := tt.start(t, f, repo)
-				f.Clock.Advance(10 * ttl) // long before this observer looks
+				advance(f.Clock, 10*ttl) // long before this observer looks
 				m, rec := newManager(t, f.Platform, repo)
 				wantHeld(t, m, "k", h.id)
-				f.Clock.Advance(ttl / 2)
+				advance(f.Clock, ttl/2)
 				wantHeld(t, m, "k", h.id)
-				f.Clock.Advance(ttl/2 - time.Nanosecond)
+				advance(f.Clock, ttl/2-time.Nanosecond)
 				wantHeld(t, m, "k", h.id)
-				f.Clock.Advance(time.Nanosecond)
+				advance(f.Clock, time.Nanosecond)
 				wantTakeover(t, m, rec, "k", h.token+1, h.id)
 			})
 		})
@@ -139,13 +139,13 @@ func TestTakeoverClockRestartsOnNewRecord(t *testing.T) {
 		writeBehind(t, repo, "k", lease.Snapshot{Generation: 1, Holder: id, TTL: ttl})
 		m, rec := newManager(t, f.Platform, repo)
 		wantHeld(t, m, "k", id)
-		f.Clock.Advance(ttl / 2)
+		advance(f.Clock, ttl/2)
 		writeBehind(t, repo, "k", lease.Snapshot{Generation: 1, Holder: id, TTL: ttl}) // a renewal
-		f.Clock.Advance(ttl / 2)
+		advance(f.Clock, ttl/2)
 		wantHeld(t, m, "k", id) // first sight of the renewal
-		f.Clock.Advance(ttl - time.Nanosecond)
+		advance(f.Clock, ttl-time.Nanosecond)
 		wantHeld(t, m, "k", id)
-		f.Clock.Advance(time.Nanosecond)
+		advance(f.Clock, time.Nanosecond)
 		wantTakeover(t, m, rec, "k", 2, id)
 	})
 }
@@ -161,7 +161,7 @@ func TestTakeoverFrozenHolderFencedRefused(t *testing.T) {
 		old := mustAcquire(t, holder, "k")
 		m, rec := newManager(t, f.Platform, repo)
 		wantHeld(t, m, "k", id)
-		f.Clock.Advance(ttl)
+		advance(f.Clock, ttl)
 		h := wantTakeover(t, m, rec, "k", old.Token()+1, id)
 		wantNotEnded(t, old) // it does not know yet
 		err := old.RunFenced(t.Context(), func(context.Context, lease.Token) error {
