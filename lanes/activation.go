@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime/debug"
+	"time"
 )
 
 // activation is one run of Activate for a key.
@@ -33,17 +34,33 @@ func (l *Lanes[K]) runActivation(ln *lane[K], run *activation) {
 		timer := l.cfg.Clock.AfterFunc(l.cfg.TurnTimeout, func() { l.timeout(ln, run) })
 		defer timer.Stop()
 	}
-	began := l.cfg.Clock.Monotonic()
+	began := l.hookTime()
 	exit := l.activate(key, run.ctx)
 	run.cancel(context.Canceled) // release the context's resources
-	l.cfg.Hooks.ended(key, l.cfg.Clock.Monotonic()-began, exit)
+	l.cfg.Hooks.ended(key, l.hookTime()-began, exit)
+	// Deferred, so that the lane moves on even if OnExit calls
+	// runtime.Goexit, which no recover stops.
+	defer l.activationEnded(ln, run)
 	l.onExit(key, exit)
+}
+
+// activationEnded lets the lane move on, and its slot pass, once
+// Activate returned and OnExit ran.
+func (l *Lanes[K]) activationEnded(ln *lane[K], run *activation) {
 	var fx effects[K]
 	l.mu.Lock()
 	l.stepLocked(ln, trActivationEnded, &fx)
 	l.mu.Unlock()
 	close(run.ended)
 	fx.run(l)
+}
+
+// hookTime reads the clock only when a hook will hear a duration.
+func (l *Lanes[K]) hookTime() time.Duration {
+	if l.cfg.Hooks.Ended == nil && l.cfg.Hooks.Waited == nil {
+		return 0
+	}
+	return l.cfg.Clock.Monotonic()
 }
 
 // timeout interrupts run if it is still the lane's activation.
@@ -93,12 +110,20 @@ func classify(ctx context.Context, err error) Exit {
 	return Failed{Err: err}
 }
 
-// onExit calls OnExit, logging a panic in it as a warning.
+// onExit calls OnExit, logging a panic or runtime.Goexit in it as a
+// warning.
 func (l *Lanes[K]) onExit(key K, exit Exit) {
+	returned := false
 	defer func() {
+		if returned {
+			return
+		}
 		if v := recover(); v != nil {
 			l.cfg.Logger.Warn("lanes: OnExit panicked", "key", fmt.Sprint(key), "panic", v, "stack", string(debug.Stack()))
+			return
 		}
+		l.cfg.Logger.Warn("lanes: OnExit called runtime.Goexit", "key", fmt.Sprint(key), "stack", string(debug.Stack()))
 	}()
 	l.cfg.OnExit(key, exit)
+	returned = true
 }

@@ -81,7 +81,10 @@ func New[K comparable](ctx context.Context, cfg Config[K]) (*Lanes[K], error) {
 		pol = fsm.LanePolicy
 	}
 	l := &Lanes[K]{cfg: cfg, pol: pol, base: context.WithoutCancel(ctx), lanes: map[K]*lane[K]{}}
+	// Close runs at once if ctx is already done, and reads stopCtx.
+	l.mu.Lock()
 	l.stopCtx = context.AfterFunc(ctx, func() { l.Close() })
+	l.mu.Unlock()
 	return l, nil
 }
 
@@ -140,9 +143,9 @@ func (l *Lanes[K]) Cancel(ctx context.Context, key K) error {
 // activation has ended.
 func (l *Lanes[K]) Close() error {
 	l.closeOnce.Do(func() {
-		l.stopCtx()
 		var fx effects[K]
 		l.mu.Lock()
+		l.stopCtx()
 		l.closed = true
 		// Waiting lanes first, in queue order, so that their dropped
 		// wakes are reported in the order they were made.

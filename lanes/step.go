@@ -80,8 +80,8 @@ func (l *Lanes[K]) applyLocked(ln *lane[K], trigger policy.TriggerID, out policy
 		}
 		l.queue.remove(ln)
 		l.cfg.Hooks.queueDepth(l.queue.len())
-		if out.Has(outStart) {
-			l.cfg.Hooks.waited(key, l.cfg.Clock.Monotonic()-ln.queuedAt)
+		if out.Has(outStart) && l.cfg.Hooks.Waited != nil {
+			l.cfg.Hooks.waited(key, l.hookTime()-ln.queuedAt)
 		}
 	}
 	if out.Has(outUnreserve) {
@@ -111,7 +111,7 @@ func (l *Lanes[K]) applyLocked(ln *lane[K], trigger policy.TriggerID, out policy
 			fault("enqueue a lane that already waits")
 		}
 		l.queue.push(ln)
-		ln.queuedAt = l.cfg.Clock.Monotonic()
+		ln.queuedAt = l.hookTime()
 		l.cfg.Hooks.queueDepth(l.queue.len())
 	}
 	if out.Has(outStart) {

@@ -27,8 +27,19 @@ func TestMain(m *testing.M) {
 	goleak.VerifyTestMain(m)
 }
 
+// TestRunMemory runs the suite against the memory repository or, in a
+// child of TestSuiteCatchesMutants, against the mutant its environment
+// names.
 func TestRunMemory(t *testing.T) {
-	leasetest.Run(t, func(t *testing.T) lease.Repository { return lease.NewMemoryRepository() })
+	open := func(*testing.T) lease.Repository { return lease.NewMemoryRepository() }
+	if name := os.Getenv(mutantEnv); name != "" {
+		m, ok := mutants[name]
+		if !ok {
+			t.Fatalf("no mutant %q", name)
+		}
+		open = func(*testing.T) lease.Repository { return m.open() }
+	}
+	leasetest.Run(t, open)
 }
 
 // mutants are repositories each broken in one way, and the subtests of
@@ -51,33 +62,19 @@ var mutants = map[string]struct {
 func TestSuiteCatchesMutants(t *testing.T) {
 	for name, m := range mutants {
 		t.Run(name, func(t *testing.T) {
-			cmd := exec.Command(os.Args[0], "-test.run=^TestMutant$", "-test.timeout=2m")
+			cmd := exec.Command(os.Args[0], "-test.run=^TestRunMemory$", "-test.timeout=2m")
 			cmd.Env = append(os.Environ(), mutantEnv+"="+name)
 			out, err := cmd.CombinedOutput()
 			if _, failed := err.(*exec.ExitError); !failed {
 				t.Fatalf("the suite passed a repository with %s (%v):\n%s", name, err, out)
 			}
 			for _, sub := range m.fail {
-				if !strings.Contains(string(out), "--- FAIL: TestMutant/"+sub) {
+				if !strings.Contains(string(out), "--- FAIL: TestRunMemory/"+sub) {
 					t.Errorf("subtest %s did not catch a repository with %s:\n%s", sub, name, out)
 				}
 			}
 		})
 	}
-}
-
-// TestMutant runs the suite against the mutant its environment names; it
-// does nothing in a normal run.
-func TestMutant(t *testing.T) {
-	name := os.Getenv(mutantEnv)
-	if name == "" {
-		t.Skip("runs only as a child of TestSuiteCatchesMutants")
-	}
-	m, ok := mutants[name]
-	if !ok {
-		t.Fatalf("no mutant %q", name)
-	}
-	leasetest.Run(t, func(t *testing.T) lease.Repository { return m.open() })
 }
 
 // noCompare saves over whatever revision is stored.
