@@ -15,44 +15,89 @@ type activation struct {
 	ended  chan struct{} // closed once the lane has stepped past it
 }
 
-// startLocked takes a slot and starts an activation of key.
-func (l *Lanes[K]) startLocked(ln *lane[K]) {
+// startLocked takes a slot for an activation of ln; fx gets it a
+// goroutine once the lock is released.
+func (l *Lanes[K]) startLocked(ln *lane[K], fx *effects[K]) {
 	ctx, cancel := context.WithCancelCause(l.base)
 	run := &activation{ctx: ctx, cancel: cancel, ended: make(chan struct{})}
 	ln.run = run
 	l.running++
 	l.activations.Add(1)
-	go l.runActivation(ln, run)
+	fx.starts = append(fx.starts, start[K]{ln, run})
+}
+
+// runActivations runs ln's activation, then, in the same goroutine, an
+// activation that its end started: a new goroutine for each costs more
+// than a short activation's work.
+func (l *Lanes[K]) runActivations(ln *lane[K], run *activation) {
+	for ln != nil {
+		ln, run = l.runActivation(ln, run)
+	}
 }
 
 // runActivation runs Activate, reports its exit, and only then lets the
-// lane move on and its slot pass to another key.
-func (l *Lanes[K]) runActivation(ln *lane[K], run *activation) {
-	key := ln.key
+// lane move on and its slot pass to another key; it returns an activation
+// for this goroutine to run next, if the lane's end started one. The
+// report runs in a deferred function, so that a panic or runtime.Goexit in
+// Activate (which no recover stops) is reported as Failed, with its stack,
+// all the same.
+func (l *Lanes[K]) runActivation(ln *lane[K], run *activation) (next *lane[K], nextRun *activation) {
 	defer l.activations.Done()
+	key := ln.key
 	if l.cfg.TurnTimeout > 0 {
 		timer := l.cfg.Clock.AfterFunc(l.cfg.TurnTimeout, func() { l.timeout(ln, run) })
 		defer timer.Stop()
 	}
 	began := l.hookTime()
-	exit := l.activate(key, run.ctx)
-	run.cancel(context.Canceled) // release the context's resources
-	l.cfg.Hooks.ended(key, l.hookTime()-began, exit)
-	// Deferred, so that the lane moves on even if OnExit calls
-	// runtime.Goexit, which no recover stops.
-	defer l.activationEnded(ln, run)
-	l.onExit(key, exit)
+	var (
+		err      error
+		returned bool
+	)
+	defer func() {
+		var exit Exit
+		goexit := false
+		if returned {
+			exit = classify(run.ctx, err)
+		} else {
+			failure := ErrGoexit
+			if v := recover(); v != nil {
+				failure = &PanicError{Value: v}
+			} else {
+				goexit = true
+			}
+			exit = Failed{Err: failure, Stack: debug.Stack()}
+		}
+		run.cancel(context.Canceled) // release the context's resources
+		l.cfg.Hooks.ended(key, l.hookTime()-began, exit)
+		next, nextRun = l.finish(ln, run, exit, goexit)
+	}()
+	err = l.cfg.Activate(run.ctx, key)
+	returned = true
+	return nil, nil // set by the deferred report
 }
 
-// activationEnded lets the lane move on, and its slot pass, once
-// Activate returned and OnExit ran.
-func (l *Lanes[K]) activationEnded(ln *lane[K], run *activation) {
-	var fx effects[K]
-	l.mu.Lock()
-	l.stepLocked(ln, trActivationEnded, &fx)
-	l.mu.Unlock()
-	close(run.ended)
-	fx.run(l)
+// finish calls OnExit, then lets the lane move on. Of the activations that
+// the step starts, it returns one for the calling goroutine to run and
+// gives the others goroutines of their own; all of them when the calling
+// goroutine is ending by runtime.Goexit (dying is true, or OnExit calls
+// it), which even a deferred step survives.
+func (l *Lanes[K]) finish(ln *lane[K], run *activation, exit Exit, dying bool) (next *lane[K], nextRun *activation) {
+	returned := false
+	defer func() {
+		var fx effects[K]
+		l.mu.Lock()
+		l.stepLocked(ln, trActivationEnded, &fx)
+		l.mu.Unlock()
+		close(run.ended)
+		if returned && !dying && len(fx.starts) > 0 {
+			next, nextRun = fx.starts[0].ln, fx.starts[0].run
+			fx.starts = fx.starts[1:]
+		}
+		fx.run(l)
+	}()
+	l.onExit(ln.key, exit)
+	returned = true
+	return nil, nil // set by the deferred step
 }
 
 // hookTime reads the clock only when a hook will hear a duration.
@@ -72,30 +117,6 @@ func (l *Lanes[K]) timeout(ln *lane[K], run *activation) {
 	}
 	l.mu.Unlock()
 	fx.run(l)
-}
-
-// activate calls Activate and classifies how it ended. Activate runs in a
-// goroutine of its own so that a runtime.Goexit in it ends only that
-// goroutine; a panic or Goexit is recovered into Failed, with the stack.
-func (l *Lanes[K]) activate(key K, ctx context.Context) Exit {
-	done := make(chan Exit, 1)
-	go func() {
-		returned := false
-		defer func() {
-			if returned {
-				return
-			}
-			err := ErrGoexit
-			if v := recover(); v != nil {
-				err = &PanicError{Value: v}
-			}
-			done <- Failed{Err: err, Stack: debug.Stack()}
-		}()
-		err := l.cfg.Activate(ctx, key)
-		returned = true
-		done <- classify(ctx, err)
-	}()
-	return <-done
 }
 
 // classify: nil is success even if an interruption came late; an error

@@ -2,25 +2,43 @@ package lanes
 
 import (
 	"context"
-	"runtime"
 	"sync"
 	"testing"
 	"time"
+
+	"golang.org/x/sync/semaphore"
 )
 
-// BenchmarkWake measures a wake of a fresh key through to the end of its
-// activation, against the floor: a bare goroutine that takes a slot of a
-// buffered-channel semaphore, runs the same no-op and gives the slot
-// back. Both run b.N times in this process; x-floor is their ratio.
-func BenchmarkWake(b *testing.B) {
-	slots := runtime.GOMAXPROCS(0)
-	floor := timeFloor(b.N, slots)
+// activationSlots is the cap both sides of BenchmarkActivation run under.
+const activationSlots = 8
 
+// BenchmarkActivation wakes distinct keys, each activation an empty
+// function, under MaxConcurrent 8 (lanes), against the same work as a
+// goroutine per task under a golang.org/x/sync semaphore of 8 with a
+// context.WithCancel per task (floor). The lanes sub-benchmark runs the
+// floor for the same count in the same process and reports the ratio.
+func BenchmarkActivation(b *testing.B) {
+	b.Run("lanes", func(b *testing.B) {
+		floor := timeSemaphoreFloor(b.N)
+		b.ReportAllocs()
+		b.ResetTimer()
+		timeLanes(b, b.N)
+		b.StopTimer()
+		b.ReportMetric(float64(b.Elapsed())/float64(floor), "ratio")
+	})
+	b.Run("floor", func(b *testing.B) {
+		b.ReportAllocs()
+		timeSemaphoreFloor(b.N)
+	})
+}
+
+// timeLanes wakes n distinct keys and waits for their activations.
+func timeLanes(b *testing.B, n int) {
 	var done sync.WaitGroup
+	done.Add(n)
 	l, err := New(context.Background(), Config[int]{
-		MaxConcurrent: slots,
+		MaxConcurrent: activationSlots,
 		Activate: func(context.Context, int) error {
-			noop()
 			done.Done()
 			return nil
 		},
@@ -29,40 +47,65 @@ func BenchmarkWake(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer l.Close()
-	b.ReportAllocs()
-	b.ResetTimer()
-	for i := range b.N {
-		done.Add(1)
+	for i := range n {
 		if _, err := l.Wake(i); err != nil {
 			b.Fatal(err)
 		}
 	}
 	done.Wait()
-	b.StopTimer()
-	perWake := float64(b.Elapsed().Nanoseconds()) / float64(b.N)
-	perFloor := float64(floor.Nanoseconds()) / float64(b.N)
-	b.ReportMetric(perFloor, "floor-ns/op")
-	b.ReportMetric(perWake/perFloor, "x-floor")
 }
 
-// timeFloor runs n no-ops each in a goroutine of its own under a
-// semaphore of slots, and returns how long they took.
-func timeFloor(n, slots int) time.Duration {
-	sem := make(chan struct{}, slots)
-	var done sync.WaitGroup
+// timeSemaphoreFloor runs n empty tasks, each in a goroutine of its own
+// with a cancellable context, under a weighted semaphore of 8.
+func timeSemaphoreFloor(n int) time.Duration {
 	began := time.Now()
+	sem := semaphore.NewWeighted(activationSlots)
+	base := context.Background()
+	var done sync.WaitGroup
+	done.Add(n)
 	for range n {
-		done.Add(1)
 		go func() {
-			sem <- struct{}{}
-			noop()
-			<-sem
-			done.Done()
+			defer done.Done()
+			ctx, cancel := context.WithCancel(base)
+			defer cancel()
+			if err := sem.Acquire(ctx, 1); err != nil {
+				return
+			}
+			sem.Release(1)
 		}()
 	}
 	done.Wait()
 	return time.Since(began)
 }
 
-//go:noinline
-func noop() {}
+// BenchmarkWakeCoalesced wakes a lane that already owes a follow-up: the
+// cheapest and most frequent wake of a busy key.
+func BenchmarkWakeCoalesced(b *testing.B) {
+	release := make(chan struct{})
+	l, err := New(context.Background(), Config[string]{
+		Activate: func(ctx context.Context, _ string) error {
+			select {
+			case <-release:
+			case <-ctx.Done():
+			}
+			return nil
+		},
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer l.Close()
+	defer close(release)
+	for _, want := range []WakeResult{Started, Queued, Coalesced} {
+		if r, err := l.Wake("busy"); r != want || err != nil {
+			b.Fatalf("Wake = %v, %v; want %v", r, err, want)
+		}
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for range b.N {
+		if r, _ := l.Wake("busy"); r != Coalesced {
+			b.Fatalf("Wake = %v, want Coalesced", r)
+		}
+	}
+}

@@ -7,10 +7,17 @@ import (
 )
 
 // effects collects what a step asks for that must happen after Lanes.mu
-// is released: OnExit calls for owed activations dropped before they
-// started.
+// is released: activations to run, and OnExit calls for owed activations
+// dropped before they started.
 type effects[K comparable] struct {
+	starts  []start[K]
 	dropped []droppedWake[K]
+}
+
+// start is an activation that has its slot and waits for a goroutine.
+type start[K comparable] struct {
+	ln  *lane[K]
+	run *activation
 }
 
 type droppedWake[K comparable] struct {
@@ -18,8 +25,18 @@ type droppedWake[K comparable] struct {
 	cause error
 }
 
-// run carries out the collected effects, with Lanes.mu not held.
+// run carries out the collected effects, with Lanes.mu not held: each
+// start in a goroutine of its own.
 func (fx *effects[K]) run(l *Lanes[K]) {
+	for _, s := range fx.starts {
+		go l.runActivations(s.ln, s.run)
+	}
+	fx.starts = nil
+	fx.report(l)
+}
+
+// report tells OnExit of the dropped wakes.
+func (fx *effects[K]) report(l *Lanes[K]) {
 	for _, d := range fx.dropped {
 		l.onExit(d.key, Interrupted{Started: false, Cause: d.cause})
 	}
@@ -118,7 +135,7 @@ func (l *Lanes[K]) applyLocked(ln *lane[K], trigger policy.TriggerID, out policy
 		if ln.run != nil {
 			fault("start a second activation of one key")
 		}
-		l.startLocked(ln)
+		l.startLocked(ln, fx)
 	}
 	if out.Has(outForget) {
 		delete(l.lanes, key)

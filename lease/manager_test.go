@@ -1034,3 +1034,58 @@ func TestManagerForgetsKeys(t *testing.T) {
 		t.Errorf("the manager keeps about %d bytes per key it has released", perKey)
 	}
 }
+
+// TestSlowCloseDeclaresLoss: the deadline stays armed while Close reads
+// and writes, so a Close slower than the TTL still declares the lease
+// lost at the deadline, and cancels fenced work with cause ErrLost,
+// before an observer may take over. Close then finishes its tombstone.
+func TestSlowCloseDeclaresLoss(t *testing.T) {
+	f := platformtest.New(t)
+	repo := newFaultRepo(lease.NewMemoryRepository(), f.Clock)
+	m, rec := newManager(t, f.Platform, repo)
+	h := mustAcquire(t, m, "k")
+	t0 := f.Clock.Monotonic()
+	started, cause := make(chan struct{}), make(chan error, 1)
+	fenced := runFencedAsync(t.Context(), h, func(ctx context.Context, _ lease.Token) error {
+		close(started)
+		<-ctx.Done()
+		cause <- context.Cause(ctx)
+		return nil
+	})
+	receive(t, started, "the fenced work")
+	entered, proceed := make(chan struct{}), make(chan struct{})
+	repo.during(func() { close(entered); <-proceed })
+	closed := make(chan error, 1)
+	go func() { closed <- h.Close() }()
+	receive(t, entered, "Close's tombstone")
+	advance(f.Clock, ttl-time.Nanosecond)
+	settle(t, f.Clock, 1) // the deadline is still armed
+	wantNotEnded(t, h)
+	advance(f.Clock, time.Nanosecond)
+	wantLost(t, h)
+	if c := receive(t, cause, "the fenced work's context"); c != lease.ErrLost {
+		t.Fatalf("fenced work cancelled with %v, want ErrLost", c)
+	}
+	if _, at := rec.waitCount(t, lease.Lost, 1); at[0] != t0+ttl {
+		t.Fatalf("lost %v after acquisition, want the TTL", at[0]-t0)
+	}
+	close(proceed)
+	if err := receive(t, closed, "Close"); err != nil {
+		t.Fatalf("Close = %v", err)
+	}
+	if err := receive(t, fenced, "RunFenced"); err != nil {
+		t.Fatalf("RunFenced = %v, want the work's nil", err)
+	}
+	if err := h.Err(); err != lease.ErrLost {
+		t.Fatalf("Err() after Close = %v, want ErrLost", err)
+	}
+	if evs, _ := rec.of(lease.Released); len(evs) != 0 {
+		t.Fatalf("released events for a lease lost during Close: %+v", evs)
+	}
+	if s := mustLoad(t, repo, "k").Snapshot; !s.Released || s.Generation != h.Token() {
+		t.Fatalf("record after Close: %+v, want this generation's tombstone", s)
+	}
+	if n := f.Clock.Pending(); n != 0 {
+		t.Fatalf("%d timers pending after Close", n)
+	}
+}
