@@ -9,28 +9,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rivus/collab/gen"
 	"github.com/rivus/collab/modelcheck"
 	"github.com/rivus/collab/policy"
 )
-
-// laneSpecPolicy parses, validates and compiles the lane spec at path.
-func laneSpecPolicy(t testing.TB, path string) policy.Policy {
-	t.Helper()
-	src, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	spec, err := gen.Parse(path, src)
-	if err != nil {
-		t.Fatal(err)
-	}
-	table, err := gen.Validate(spec)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return policy.Compile(table)
-}
 
 // laneCheck explores p's lane world within b, with or without symmetry.
 func laneCheck(t testing.TB, p policy.Policy, b LaneBounds, symmetry bool) (modelcheck.Result[LaneWorld], modelcheck.Model[LaneWorld]) {
@@ -58,7 +39,7 @@ func laneTrace(r modelcheck.Result[LaneWorld], m modelcheck.Model[LaneWorld]) st
 }
 
 func TestLaneWorldShippedPolicyPasses(t *testing.T) {
-	compiled := laneSpecPolicy(t, "../spec/lane.fsm")
+	compiled := specPolicy(t, "../spec/lane.fsm", nil)
 	for _, c := range []struct {
 		name     string
 		p        policy.Policy
@@ -83,32 +64,16 @@ func TestLaneWorldShippedPolicyPasses(t *testing.T) {
 	}
 }
 
-// laneRecorder is a policy that records the (state, trigger, facts) it
-// is stepped with.
-type laneRecorder struct {
-	policy.Policy
-	seen map[[3]int]bool
-}
-
-func (r *laneRecorder) Step(s policy.StateID, t policy.TriggerID, f policy.Facts) policy.Result {
-	r.seen[[3]int{int(s), int(t), int(f)}] = true
-	return r.Policy.Step(s, t, f)
-}
-
 // TestLaneWorldReachesEveryRow guards against a world too poor to find
 // anything: at the default bounds every row of the shipped spec fires.
 func TestLaneWorldReachesEveryRow(t *testing.T) {
-	rec := &laneRecorder{LanePolicy, map[[3]int]bool{}}
+	rec := newStepRecorder(LanePolicy)
 	if r, m := laneCheck(t, rec, DefaultLaneBounds(), false); r.Verdict != modelcheck.Passed {
 		t.Fatalf("%s\n%s", r.Summary(), laneTrace(r, m))
 	}
 	table := LanePolicy.Table()
 	for _, row := range table.Rows {
-		fired := false
-		for k := range rec.seen {
-			fired = fired || k[0] == int(row.From) && k[1] == int(row.Trigger) && row.Guard.Holds(policy.Facts(k[2]))
-		}
-		if !fired {
+		if !rec.fired[row.Line] {
 			t.Errorf("lane.fsm:%d never fires at the default bounds", row.Line)
 		}
 	}
@@ -157,7 +122,7 @@ func TestLaneWorldCatchesMutations(t *testing.T) {
 			if src, err := os.ReadFile(path); err != nil || !strings.Contains(string(src), "# mutation: ") {
 				t.Fatalf("%s: no `# mutation:` comment (%v)", path, err)
 			}
-			p := laneSpecPolicy(t, path)
+			p := specPolicy(t, path, nil)
 			for _, symmetry := range []bool{false, true} {
 				r, m := laneCheck(t, p, DefaultLaneBounds(), symmetry)
 				if r.Verdict != modelcheck.Violated || r.Violation.Property != c.invariant || len(r.Violation.Trace)-1 != c.steps {

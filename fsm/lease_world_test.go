@@ -8,31 +8,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rivus/collab/gen"
 	"github.com/rivus/collab/modelcheck"
 	"github.com/rivus/collab/policy"
 )
-
-// leaseSpecPolicy parses and validates the lease spec at path (or src, if
-// not nil) and compiles it into a policy.
-func leaseSpecPolicy(tb testing.TB, path string, src []byte) policy.Policy {
-	tb.Helper()
-	if src == nil {
-		var err error
-		if src, err = os.ReadFile(path); err != nil {
-			tb.Fatal(err)
-		}
-	}
-	spec, err := gen.Parse(path, src)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	table, err := gen.Validate(spec)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	return policy.Compile(table)
-}
 
 // leaseModelOf returns p's lease world within b, with or without symmetry
 // reduction.
@@ -68,7 +46,7 @@ func leaseRun(m modelcheck.Model[LeaseWorld]) modelcheck.Result[LeaseWorld] {
 // and interpreted from the spec, at the default bounds with and without
 // symmetry reduction; both must visit the same worlds.
 func TestLeaseWorldShippedPolicyPasses(t *testing.T) {
-	policies := []policy.Policy{LeasePolicy, leaseSpecPolicy(t, "../spec/lease.fsm", nil)}
+	policies := []policy.Policy{LeasePolicy, specPolicy(t, "../spec/lease.fsm", nil)}
 	var states [2][2]int
 	for pi, p := range policies {
 		for si, sym := range []bool{false, true} {
@@ -109,45 +87,25 @@ func TestLeaseWorldLargerBounds(t *testing.T) {
 	}
 }
 
-// leaseRecorder is a policy that records the (state, trigger, facts) it is
-// stepped with.
-type leaseRecorder struct {
-	policy.Policy
-	seen map[[3]int]bool
-}
-
-func (r *leaseRecorder) Step(s policy.StateID, t policy.TriggerID, f policy.Facts) policy.Result {
-	r.seen[[3]int{int(s), int(t), int(f)}] = true
-	return r.Policy.Step(s, t, f)
-}
-
 // TestLeaseWorldReachesEveryRow guards against a world too poor to find
 // anything: at the default bounds every row of the shipped spec fires,
 // and late repository results reach a lost handle. The spec's other
 // ignored pairs are stale timers and second Close calls, which the
 // runtime as the world defines it never delivers.
 func TestLeaseWorldReachesEveryRow(t *testing.T) {
-	rec := &leaseRecorder{LeasePolicy, map[[3]int]bool{}}
+	rec := newStepRecorder(LeasePolicy)
 	m := leaseModelOf(t, rec, DefaultLeaseBounds(), true)
 	if r := leaseRun(m); r.Verdict != modelcheck.Passed {
 		t.Fatalf("%s\n%s", r.Summary(), leaseTrace(m, r))
 	}
 	table := LeasePolicy.Table()
-	met := func(s policy.StateID, tr policy.TriggerID, g policy.Guard) bool {
-		for k := range rec.seen {
-			if k[0] == int(s) && k[1] == int(tr) && g.Holds(policy.Facts(k[2])) {
-				return true
-			}
-		}
-		return false
-	}
 	for _, row := range table.Rows {
-		if !met(row.From, row.Trigger, row.Guard) {
+		if !rec.fired[row.Line] {
 			t.Errorf("lease.fsm:%d never fires at the default bounds", row.Line)
 		}
 	}
 	for _, tr := range []LeaseTrigger{LeaseSaved, LeaseConflict, LeaseRepoFailed} {
-		if !met(policy.StateID(LeaseLost), policy.TriggerID(tr), policy.Guard{}) {
+		if !rec.ignored[policy.Pair{State: policy.StateID(LeaseLost), Trigger: policy.TriggerID(tr)}] {
 			t.Errorf("a late %v never reaches a lost handle", tr)
 		}
 	}
@@ -176,7 +134,7 @@ var leaseMutations = []struct {
 func TestLeaseWorldCatchesMutations(t *testing.T) {
 	for _, mu := range leaseMutations {
 		t.Run(strings.TrimSuffix(mu.file, ".fsm"), func(t *testing.T) {
-			p := leaseSpecPolicy(t, filepath.Join("testdata", "mutations", mu.file), nil)
+			p := specPolicy(t, filepath.Join("testdata", "mutations", mu.file), nil)
 			for _, sym := range []bool{false, true} {
 				m := leaseModelOf(t, p, DefaultLeaseBounds(), sym)
 				r := leaseRun(m)
@@ -290,7 +248,7 @@ func TestLeaseWorldOwesStuckCalls(t *testing.T) {
 	if stuck == string(src) {
 		t.Fatal("the spec's Acquire row changed; update this test")
 	}
-	p := leaseSpecPolicy(t, "stuck.fsm", []byte(stuck))
+	p := specPolicy(t, "stuck.fsm", []byte(stuck))
 	m := leaseModelOf(t, p, LeaseBounds{Holders: 1, Generations: 1}, false)
 	r := leaseRun(m)
 	if r.Verdict != modelcheck.Violated || r.Violation.Property != "owes work" ||

@@ -8,7 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rivus/collab/gen"
 	"github.com/rivus/collab/modelcheck"
 	"github.com/rivus/collab/policy"
 )
@@ -32,25 +31,6 @@ func turnTrace(m modelcheck.Model[TurnWorld], v *modelcheck.Violation[TurnWorld]
 	return sb.String()
 }
 
-// turnSpecPolicy parses and validates a spec file into a policy, the way a
-// user's custom policy is checked before it is generated.
-func turnSpecPolicy(tb testing.TB, file string) policy.Policy {
-	tb.Helper()
-	src, err := os.ReadFile(file)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	spec, err := gen.Parse(filepath.Base(file), src)
-	if err != nil {
-		tb.Fatalf("parse %s: %v", file, err)
-	}
-	table, err := gen.Validate(spec)
-	if err != nil {
-		tb.Fatalf("validate %s: %v", file, err)
-	}
-	return policy.Compile(table)
-}
-
 func TestTurnWorldPasses(t *testing.T) {
 	plain := TurnBounds{Tasks: 3, OtherTakes: 2} // without symmetry, 4 tasks take seconds under -race
 	tests := []struct {
@@ -60,7 +40,7 @@ func TestTurnWorldPasses(t *testing.T) {
 	}{
 		{"generated", TurnPolicy, DefaultTurnBounds()},
 		{"generated without symmetry", TurnPolicy, plain},
-		{"spec file compiled", turnSpecPolicy(t, filepath.Join("..", "spec", "turn.fsm")), DefaultTurnBounds()},
+		{"spec file compiled", specPolicy(t, filepath.Join("..", "spec", "turn.fsm"), nil), DefaultTurnBounds()},
 		{"one task", TurnPolicy, TurnBounds{Tasks: 1, OtherTakes: 3}},
 	}
 	for _, tt := range tests {
@@ -111,7 +91,7 @@ var turnMutations = []struct {
 
 func TestTurnMutationsCaught(t *testing.T) {
 	for _, mu := range turnMutations {
-		p := turnSpecPolicy(t, filepath.Join("testdata", "mutations", mu.file))
+		p := specPolicy(t, filepath.Join("testdata", "mutations", mu.file), nil)
 		for _, sym := range []bool{true, false} {
 			b := DefaultTurnBounds()
 			b.Symmetric = sym
@@ -420,36 +400,13 @@ func turnReachable(m modelcheck.Model[TurnWorld]) map[TurnWorld]bool {
 	return seen
 }
 
-// turnRecorder records which rows of a table fire and which triggers are
-// ignored, for TestTurnWorldCoversSpec.
-type turnRecorder struct {
-	policy.Policy
-	fired   map[int]bool // by spec line
-	ignored map[policy.Pair]bool
-}
-
-func (r *turnRecorder) Step(s policy.StateID, tr policy.TriggerID, f policy.Facts) policy.Result {
-	res := r.Policy.Step(s, tr, f)
-	switch res.Verdict {
-	case policy.Fired:
-		for _, row := range r.Table().Rows {
-			if row.From == s && row.Trigger == tr && row.Guard.Holds(f) {
-				r.fired[row.Line] = true
-			}
-		}
-	case policy.Ignored:
-		r.ignored[policy.Pair{State: s, Trigger: tr}] = true
-	}
-	return res
-}
-
 // TestTurnWorldCoversSpec requires every row of spec/turn.fsm to fire in
 // the world, except Idle --Abort: plock looks at the context before the
 // Request and never steps a task that has not started. No ignored pair is
 // ever hit either: plock fires Abort only at a task that waits (in the
 // queue or a backoff), Retry only from a backoff, Release once.
 func TestTurnWorldCoversSpec(t *testing.T) {
-	rec := &turnRecorder{Policy: TurnPolicy, fired: map[int]bool{}, ignored: map[policy.Pair]bool{}}
+	rec := newStepRecorder(TurnPolicy)
 	r := modelcheck.Check(turnModelOf(t, rec, DefaultTurnBounds()), modelcheck.Options{})
 	if r.Verdict != modelcheck.Passed {
 		t.Fatal(r.Summary())
@@ -488,7 +445,7 @@ func TestTurnHandedTurnBeatsCancel(t *testing.T) {
 // the channel twice. The family's other invariants catch that policy
 // sooner (arrival order), so this test checks one property at a time.
 func TestTurnRequeuedTaskRunsStaleTurn(t *testing.T) {
-	p := turnSpecPolicy(t, filepath.Join("testdata", "mutations", "turn-retry-requeues.fsm"))
+	p := specPolicy(t, filepath.Join("testdata", "mutations", "turn-retry-requeues.fsm"), nil)
 	m := turnModelOf(t, p, TurnBounds{Tasks: 3, OtherTakes: 1})
 	for _, tt := range []struct {
 		property string

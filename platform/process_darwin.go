@@ -1,10 +1,8 @@
 package platform
 
 import (
-	"errors"
 	"fmt"
 	"os"
-	"sync"
 
 	"golang.org/x/sys/unix"
 )
@@ -12,25 +10,11 @@ import (
 // sZomb is darwin's p_stat of a zombie (sys/proc.h SZOMB).
 const sZomb = 5
 
-type osProcess struct {
-	self func() (Identity, error)
-}
-
-// OSProcess returns the Process of the running operating system.
-func OSProcess() Process { return osProcessValue() }
-
-var osProcessValue = sync.OnceValue(func() Process {
-	return &osProcess{self: sync.OnceValues(readSelf)}
-})
-
-func (p *osProcess) Self() (Identity, error) { return p.self() }
-
-func (p *osProcess) Judge(holder Identity) Verdict {
+// readTable reads what identifies this process table: the boot id (darwin
+// has no pid namespaces).
+func readTable() (Identity, error) {
 	boot, err := readBootID()
-	if err != nil {
-		return Verdict{Unknown, "own process table unreadable: " + err.Error()}
-	}
-	return Judge(Identity{BootID: boot}, holder, probePID)
+	return Identity{BootID: boot}, err
 }
 
 // readBootID reads kern.bootsessionuuid, or derives an id from
@@ -74,11 +58,5 @@ func probePID(pid int) PIDProbe {
 	if err == nil && int(kp.Proc.P_pid) == pid {
 		return PIDProbe{Seen: true, StartTime: startMicros(kp), Zombie: kp.Proc.P_stat == sZomb}
 	}
-	switch err := unix.Kill(pid, 0); {
-	case errors.Is(err, unix.ESRCH):
-		return PIDProbe{Gone: true}
-	case errors.Is(err, unix.EPERM):
-		return PIDProbe{Denied: true}
-	}
-	return PIDProbe{}
+	return signalProbe(pid)
 }

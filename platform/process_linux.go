@@ -1,38 +1,15 @@
 package platform
 
 import (
-	"errors"
 	"os"
 	"strconv"
 	"strings"
-	"sync"
 
 	"golang.org/x/sys/unix"
 )
 
 // procRoot is where the process table is read from.
 const procRoot = "/proc"
-
-type osProcess struct {
-	self func() (Identity, error)
-}
-
-// OSProcess returns the Process of the running operating system.
-func OSProcess() Process { return osProcessValue() }
-
-var osProcessValue = sync.OnceValue(func() Process {
-	return &osProcess{self: sync.OnceValues(readSelf)}
-})
-
-func (p *osProcess) Self() (Identity, error) { return p.self() }
-
-func (p *osProcess) Judge(holder Identity) Verdict {
-	table, err := readTable()
-	if err != nil {
-		return Verdict{Unknown, "own process table unreadable: " + err.Error()}
-	}
-	return Judge(table, holder, probePID)
-}
 
 // readTable reads what identifies this process table: the boot id and the
 // pid namespace.
@@ -81,15 +58,4 @@ func probePID(pid int) PIDProbe {
 		return PIDProbe{Seen: true, StartTime: stat.StartTime, Zombie: stat.Zombie()}
 	}
 	return signalProbe(pid)
-}
-
-// signalProbe asks the kernel whether pid exists with a null signal.
-func signalProbe(pid int) PIDProbe {
-	switch err := unix.Kill(pid, 0); {
-	case errors.Is(err, unix.ESRCH):
-		return PIDProbe{Gone: true}
-	case errors.Is(err, unix.EPERM):
-		return PIDProbe{Denied: true}
-	}
-	return PIDProbe{}
 }

@@ -1,0 +1,59 @@
+package fsm
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/rivus/collab/gen"
+	"github.com/rivus/collab/policy"
+)
+
+// specPolicy parses, validates and compiles the spec at path (or src, if
+// not nil), the way `collab check` does with a user's spec.
+func specPolicy(tb testing.TB, path string, src []byte) policy.Policy {
+	tb.Helper()
+	if src == nil {
+		var err error
+		if src, err = os.ReadFile(path); err != nil {
+			tb.Fatal(err)
+		}
+	}
+	spec, err := gen.Parse(filepath.Base(path), src)
+	if err != nil {
+		tb.Fatalf("parse %s: %v", path, err)
+	}
+	table, err := gen.Validate(spec)
+	if err != nil {
+		tb.Fatalf("validate %s: %v", path, err)
+	}
+	return policy.Compile(table)
+}
+
+// stepRecorder is a policy that records which rows of its table fire (by
+// spec line) and which ignored pairs are hit, so that a test can require
+// a world to reach all of its spec.
+type stepRecorder struct {
+	policy.Policy
+	fired   map[int]bool
+	ignored map[policy.Pair]bool
+}
+
+func newStepRecorder(p policy.Policy) *stepRecorder {
+	return &stepRecorder{Policy: p, fired: map[int]bool{}, ignored: map[policy.Pair]bool{}}
+}
+
+func (r *stepRecorder) Step(s policy.StateID, tr policy.TriggerID, f policy.Facts) policy.Result {
+	res := r.Policy.Step(s, tr, f)
+	switch res.Verdict {
+	case policy.Fired:
+		for _, row := range r.Table().Rows {
+			if row.From == s && row.Trigger == tr && row.Guard.Holds(f) {
+				r.fired[row.Line] = true
+			}
+		}
+	case policy.Ignored:
+		r.ignored[policy.Pair{State: s, Trigger: tr}] = true
+	}
+	return res
+}
