@@ -3,6 +3,7 @@ module github.com/rivus/collab
 go 1.26.0
 
 require (
+	github.com/anishathalye/porcupine v1.3.1
 	github.com/qmuntal/stateless v1.7.2
 	go.uber.org/goleak v1.3.0
 	golang.org/x/sync v0.24.0

@@ -1,7 +1,6 @@
 package lease_test
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
@@ -9,9 +8,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strings"
-	"sync"
 	"testing"
+
+	"github.com/rivus/collab/internal/childproc"
 	"time"
 
 	"github.com/rivus/collab/lease"
@@ -67,53 +66,24 @@ func runChild(kind string) error {
 	return err
 }
 
-// child is a running re-executed test binary holding a fence.
-type child struct {
-	cmd  *exec.Cmd
-	wait func() error // waits once; later calls return the first result
-}
-
 // startChild starts a child holding key's fence in the repository of
-// kind at path, and returns once it holds it. The child is killed and
-// reaped at the end of the test if it still runs.
-func startChild(t *testing.T, kind, path, key string) *child {
+// kind at path, and returns once it holds it.
+func startChild(t *testing.T, kind, path, key string) *childproc.Child {
 	t.Helper()
-	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), childEnv+"="+kind, childPathEnv+"="+path, childKeyEnv+"="+key)
-	cmd.Stderr = os.Stderr
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatalf("start child: %v", err)
-	}
-	c := &child{cmd: cmd, wait: sync.OnceValue(cmd.Wait)}
-	t.Cleanup(func() {
-		_ = stdin.Close()
-		_ = cmd.Process.Kill() // fails harmlessly once reaped
-		_ = c.wait()
-	})
-	line, err := bufio.NewReader(stdout).ReadString('\n')
-	if strings.TrimSpace(line) != "held" {
-		t.Fatalf("child said %q, %v (exit: %v); want held", line, err, c.wait())
-	}
+	c := childproc.Start(t, childEnv+"="+kind, childPathEnv+"="+path, childKeyEnv+"="+key)
+	c.Expect(t, "held")
 	return c
 }
 
 // kill kills the child with SIGKILL, so that it cannot release anything
 // itself, and reaps it: then the kernel has dropped its locks.
-func (c *child) kill(t *testing.T) {
+func kill(t *testing.T, c *childproc.Child) {
 	t.Helper()
-	if err := c.cmd.Process.Kill(); err != nil {
+	if err := c.Cmd.Process.Kill(); err != nil {
 		t.Fatal(err)
 	}
 	var exit *exec.ExitError
-	if err := c.wait(); !errors.As(err, &exit) {
+	if err := c.Wait(); !errors.As(err, &exit) {
 		t.Fatalf("killed child exited with %v, want a kill", err)
 	}
 }
@@ -202,7 +172,7 @@ func TestFenceHeldByAnotherProcess(t *testing.T) {
 				f.Clock.Advance(retryWait)
 			}
 			wantWaiting(t, f.Clock, done)
-			c.kill(t)
+			kill(t, c)
 			f.Clock.Advance(retryWait)
 			res := <-done
 			if res.err != nil {
@@ -232,7 +202,7 @@ func TestFenceWaitEndsWithContext(t *testing.T) {
 			if n := f.Clock.Pending(); n != 0 {
 				t.Fatalf("%d timers left pending after the wait ended", n)
 			}
-			c.kill(t)
+			kill(t, c)
 			done = fenceAsync(t.Context(), r, "k")
 			if res := <-done; res.err != nil {
 				t.Fatalf("Fence after the holder died: %v", res.err)

@@ -13,6 +13,8 @@ import (
 	"sync"
 	"syscall"
 	"testing"
+
+	"github.com/rivus/collab/internal/childproc"
 	"time"
 
 	"github.com/rivus/collab/lease"
@@ -88,8 +90,7 @@ func runHolder(kind string) error {
 
 // holderProc is a running lease holder child.
 type holderProc struct {
-	cmd   *exec.Cmd
-	stdin io.WriteCloser
+	*childproc.Child
 	lines chan string // the child's stdout, closed at its end
 	wait  func() error
 }
@@ -98,26 +99,13 @@ type holderProc struct {
 // path. It is killed and reaped at the end of the test if it still runs.
 func startHolder(t *testing.T, kind, path, key string) *holderProc {
 	t.Helper()
-	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), childEnv+"="+holderMode+kind, childPathEnv+"="+path, childKeyEnv+"="+key)
-	cmd.Stderr = os.Stderr
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatalf("start holder: %v", err)
-	}
-	p := &holderProc{cmd: cmd, stdin: stdin, lines: make(chan string, 1024)}
+	c := childproc.Start(t, childEnv+"="+holderMode+kind, childPathEnv+"="+path, childKeyEnv+"="+key)
+	p := &holderProc{Child: c, lines: make(chan string, 1024)}
 	read := make(chan struct{})
 	go func() {
 		defer close(read)
 		defer close(p.lines)
-		for sc := bufio.NewScanner(stdout); sc.Scan(); {
+		for sc := bufio.NewScanner(c.Stdout()); sc.Scan(); {
 			p.lines <- sc.Text()
 		}
 	}()
@@ -126,11 +114,11 @@ func startHolder(t *testing.T, kind, path, key string) *holderProc {
 		for range p.lines {
 		}
 		<-read
-		return cmd.Wait()
+		return c.Wait()
 	})
 	t.Cleanup(func() {
-		_ = stdin.Close()
-		_ = cmd.Process.Kill() // fails harmlessly once reaped
+		_ = c.Stdin.Close()
+		_ = c.Cmd.Process.Kill() // fails harmlessly once reaped
 		_ = p.wait()
 	})
 	return p
@@ -146,13 +134,13 @@ func (p *holderProc) expect(t *testing.T, prefix string) string {
 		select {
 		case line, ok := <-p.lines:
 			if !ok {
-				t.Fatalf("holder %d ended (%v) before saying %q", p.cmd.Process.Pid, p.wait(), prefix)
+				t.Fatalf("holder %d ended (%v) before saying %q", p.Pid(), p.wait(), prefix)
 			}
 			if rest, ok := strings.CutPrefix(line, prefix); ok {
 				return rest
 			}
 		case <-deadline.C:
-			t.Fatalf("holder %d did not say %q within %v", p.cmd.Process.Pid, prefix, waitLimit)
+			t.Fatalf("holder %d did not say %q within %v", p.Pid(), prefix, waitLimit)
 		}
 	}
 }
@@ -169,7 +157,7 @@ func (p *holderProc) acquired(t *testing.T) lease.Token {
 
 func (p *holderProc) signal(t *testing.T, sig syscall.Signal) {
 	t.Helper()
-	if err := p.cmd.Process.Signal(sig); err != nil {
+	if err := p.Cmd.Process.Signal(sig); err != nil {
 		t.Fatalf("signal %v: %v", sig, err)
 	}
 }
@@ -177,7 +165,7 @@ func (p *holderProc) signal(t *testing.T, sig syscall.Signal) {
 // say sends the child a command line.
 func (p *holderProc) say(t *testing.T, line string) {
 	t.Helper()
-	if _, err := io.WriteString(p.stdin, line+"\n"); err != nil {
+	if _, err := io.WriteString(p.Stdin, line+"\n"); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -209,13 +197,13 @@ func TestProcessHeld(t *testing.T) {
 			a := startHolder(t, kind, path, "task:42")
 			a.acquired(t)
 			b := startHolder(t, kind, path, "task:42")
-			if got := b.expect(t, "held "); got != strconv.Itoa(a.cmd.Process.Pid) {
-				t.Fatalf("second process: held by %s, want %d", got, a.cmd.Process.Pid)
+			if got := b.expect(t, "held "); got != strconv.Itoa(a.Pid()) {
+				t.Fatalf("second process: held by %s, want %d", got, a.Pid())
 			}
 			_, err := m.Acquire(t.Context(), "task:42")
 			var held *lease.HeldError
-			if !errors.As(err, &held) || held.Holder.PID != a.cmd.Process.Pid {
-				t.Fatalf("Acquire = %v, want a *HeldError naming pid %d", err, a.cmd.Process.Pid)
+			if !errors.As(err, &held) || held.Holder.PID != a.Pid() {
+				t.Fatalf("Acquire = %v, want a *HeldError naming pid %d", err, a.Pid())
 			}
 		})
 	}
@@ -244,8 +232,8 @@ func TestProcessKilledHolder(t *testing.T) {
 				t.Fatalf("token %d after the killed holder's %d", h.Token(), tok)
 			}
 			evs, _ := rec.of(lease.TakenOver)
-			if len(evs) != 1 || evs[0].Previous.PID != a.cmd.Process.Pid {
-				t.Fatalf("taken over events %+v, want one from pid %d", evs, a.cmd.Process.Pid)
+			if len(evs) != 1 || evs[0].Previous.PID != a.Pid() {
+				t.Fatalf("taken over events %+v, want one from pid %d", evs, a.Pid())
 			}
 		})
 	}
@@ -264,7 +252,7 @@ func TestProcessStoppedHolder(t *testing.T) {
 			tok := a.acquired(t)
 			a.expect(t, "event renewed")
 			a.signal(t, syscall.SIGSTOP)
-			h, attempts, waited := acquireWhenFree(t, m, "task:42", a.cmd.Process.Pid)
+			h, attempts, waited := acquireWhenFree(t, m, "task:42", a.Pid())
 			if attempts == 0 || waited < procTTL {
 				t.Fatalf("took over a stopped holder after %d attempts and %v, want HeldError for the TTL %v", attempts, waited, procTTL)
 			}
@@ -279,7 +267,7 @@ func TestProcessStoppedHolder(t *testing.T) {
 			if got := a.expect(t, "fenced "); got != lease.ErrLost.Error() {
 				t.Fatalf("resumed holder's RunFenced: %s, want %v", got, lease.ErrLost)
 			}
-			if err := a.stdin.Close(); err != nil {
+			if err := a.Stdin.Close(); err != nil {
 				t.Fatal(err)
 			}
 			if err := a.wait(); err != nil {

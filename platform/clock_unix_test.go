@@ -36,7 +36,7 @@ func TestRealClockMonotonicIsClockMonotonic(t *testing.T) {
 func TestRealClockMonotonicAcrossProcesses(t *testing.T) {
 	before := RealClock().Monotonic()
 	c := startChild(t, helperMonotonic)
-	n, err := strconv.ParseInt(c.line(t), 10, 64)
+	n, err := strconv.ParseInt(c.Line(t), 10, 64)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -44,5 +44,5 @@ func TestRealClockMonotonicAcrossProcesses(t *testing.T) {
 	if got := time.Duration(n); got < before || got > after {
 		t.Fatalf("child read %v, parent read %v before starting it and %v after", got, before, after)
 	}
-	c.finish(t)
+	finish(t, c)
 }

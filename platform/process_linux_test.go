@@ -11,18 +11,19 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/rivus/collab/internal/childproc"
 	"golang.org/x/sys/unix"
 )
 
 // identity reads the identity the child printed in helperIdentity mode.
-func (c *child) identity(t *testing.T) Identity {
+func childIdentity(t *testing.T, c *childproc.Child) Identity {
 	t.Helper()
-	id, err := ParseIdentity([]byte(c.line(t)))
+	id, err := ParseIdentity([]byte(c.Line(t)))
 	if err != nil {
 		t.Fatalf("child identity: %v", err)
 	}
-	if id.PID != c.cmd.Process.Pid {
-		t.Fatalf("child says pid %d, exec started pid %d", id.PID, c.cmd.Process.Pid)
+	if id.PID != c.Pid() {
+		t.Fatalf("child says pid %d, exec started pid %d", id.PID, c.Pid())
 	}
 	return id
 }
@@ -114,7 +115,7 @@ func TestJudgeOwnProcess(t *testing.T) {
 
 func TestJudgeChildLifecycle(t *testing.T) {
 	c := startChild(t, helperIdentity)
-	id := c.identity(t)
+	id := childIdentity(t, c)
 	_, start := statStartTime(t, strconv.Itoa(id.PID))
 	if id.StartTime != start {
 		t.Fatalf("child says start time %d, /proc/%d/stat says %d", id.StartTime, id.PID, start)
@@ -136,7 +137,7 @@ func TestJudgeChildLifecycle(t *testing.T) {
 	}
 	judge(t, "zombie", id, Dead, "zombie")
 
-	if err := c.wait(); err == nil {
+	if err := c.Wait(); err == nil {
 		t.Fatal("killed child exited cleanly")
 	}
 	// The pid may in principle be reused at once, which is Dead too.
@@ -145,9 +146,9 @@ func TestJudgeChildLifecycle(t *testing.T) {
 
 func TestJudgeChildExitsNormally(t *testing.T) {
 	c := startChild(t, helperIdentity)
-	id := c.identity(t)
+	id := childIdentity(t, c)
 	judge(t, "running child", id, Alive, "")
-	c.finish(t)
+	finish(t, c)
 	judge(t, "exited child", id, Dead, "")
 }
 
@@ -200,10 +201,10 @@ func TestSignalProbeDenied(t *testing.T) {
 		return
 	}
 	c := startChild(t, helperDeniedProbe)
-	if got := c.line(t); got != wantDeniedReport {
+	if got := c.Line(t); got != wantDeniedReport {
 		t.Fatalf("pid 1 from an unprivileged child: %s, want %s", got, wantDeniedReport)
 	}
-	c.finish(t)
+	finish(t, c)
 }
 
 const wantDeniedReport = "gone=false denied=true seen=false, judged alive"

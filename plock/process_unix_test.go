@@ -3,7 +3,6 @@
 package plock
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
@@ -11,94 +10,39 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strings"
-	"sync"
 	"syscall"
 	"testing"
+
+	"github.com/rivus/collab/internal/childproc"
 )
 
 // backends are the lock's two modes as a child selects them.
 var backends = []string{backendSQLite, backendFile}
 
-// child is a running re-executed test binary.
-type child struct {
-	cmd    *exec.Cmd
-	stdin  io.WriteCloser
-	stdout *bufio.Reader
-	wait   func() error // waits once; later calls return the first result
-}
-
 // startChild starts the test binary as a child in mode on the lock at
-// path. The child is continued, killed and reaped at the end of the test
-// if it still runs.
-func startChild(t *testing.T, mode, backend, path string, env ...string) *child {
+// path, with env added.
+func startChild(t *testing.T, mode, backend, path string, env ...string) *childproc.Child {
 	t.Helper()
-	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	// A race-enabled child would otherwise sleep a second before exiting.
-	gorace := strings.TrimSpace(os.Getenv("GORACE") + " atexit_sleep_ms=0")
-	cmd.Env = append(os.Environ(), helperEnv+"="+mode, backendEnv+"="+backend, pathEnv+"="+path, "GORACE="+gorace)
-	cmd.Env = append(cmd.Env, env...)
-	cmd.Stderr = os.Stderr
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatalf("start child: %v", err)
-	}
-	c := &child{cmd: cmd, stdin: stdin, stdout: bufio.NewReader(stdout), wait: sync.OnceValue(cmd.Wait)}
-	t.Cleanup(func() {
-		_ = stdin.Close()
-		_ = cmd.Process.Signal(syscall.SIGCONT) // a stopped child cannot die of SIGKILL's cleanup otherwise
-		_ = cmd.Process.Kill()                  // fails harmlessly when already reaped
-		_ = c.wait()
-	})
-	return c
-}
-
-func (c *child) pid() int { return c.cmd.Process.Pid }
-
-// expect reads the child's next output line and requires it to be want.
-func (c *child) expect(t *testing.T, want string) {
-	t.Helper()
-	s, err := c.stdout.ReadString('\n')
-	if err != nil {
-		t.Fatalf("read from child %d: %v (child exited: %v)", c.pid(), err, c.wait())
-	}
-	if got := strings.TrimSuffix(s, "\n"); got != want {
-		t.Fatalf("child %d said %q, want %q", c.pid(), got, want)
-	}
+	return childproc.Start(t, append([]string{helperEnv + "=" + mode, backendEnv + "=" + backend, pathEnv + "=" + path}, env...)...)
 }
 
 // finish closes the child's stdin so that it releases the lock and exits.
-func (c *child) finish(t *testing.T) {
+func finish(t *testing.T, c *childproc.Child) {
 	t.Helper()
-	if err := c.stdin.Close(); err != nil {
+	if err := c.Stdin.Close(); err != nil {
 		t.Fatal(err)
 	}
-	c.expect(t, "released")
-	if err := c.wait(); err != nil {
-		t.Fatalf("child %d: %v", c.pid(), err)
-	}
-}
-
-// signal sends sig to the child.
-func (c *child) signal(t *testing.T, sig os.Signal) {
-	t.Helper()
-	if err := c.cmd.Process.Signal(sig); err != nil {
-		t.Fatalf("signal %v to child %d: %v", sig, c.pid(), err)
+	c.Expect(t, "released")
+	if err := c.Wait(); err != nil {
+		t.Fatalf("child %d: %v", c.Pid(), err)
 	}
 }
 
 // holdingChild starts a child that holds the lock at path.
-func holdingChild(t *testing.T, backend, path string) *child {
+func holdingChild(t *testing.T, backend, path string) *childproc.Child {
 	t.Helper()
 	c := startChild(t, helperHold, backend, path)
-	c.expect(t, "held")
+	c.Expect(t, "held")
 	return c
 }
 
@@ -135,10 +79,10 @@ func TestProcessSecondGetsHeldWithHolderPID(t *testing.T) {
 		t.Run(backend, func(t *testing.T) {
 			path := filepath.Join(t.TempDir(), "daemon.lock")
 			c := holdingChild(t, backend, path)
-			heldByPID(t, backend, path, c.pid())
+			heldByPID(t, backend, path, c.Pid())
 			second := startChild(t, helperHold, backend, path)
-			second.expect(t, "busy")
-			c.finish(t)
+			second.Expect(t, "busy")
+			finish(t, c)
 			acquireNow(t, backend, path)
 		})
 	}
@@ -149,10 +93,10 @@ func TestProcessSIGKILLFreesLock(t *testing.T) {
 		t.Run(backend, func(t *testing.T) {
 			path := filepath.Join(t.TempDir(), "daemon.lock")
 			c := holdingChild(t, backend, path)
-			heldByPID(t, backend, path, c.pid())
-			c.signal(t, syscall.SIGKILL)
+			heldByPID(t, backend, path, c.Pid())
+			c.Signal(t, syscall.SIGKILL)
 			var exit *exec.ExitError
-			if err := c.wait(); !errors.As(err, &exit) {
+			if err := c.Wait(); !errors.As(err, &exit) {
 				t.Fatalf("killed child: %v", err)
 			}
 			// SQLite: the kernel dropped the lock with the process. Lock
@@ -170,13 +114,13 @@ func TestProcessSIGSTOPHolderStillHolds(t *testing.T) {
 		t.Run(backend, func(t *testing.T) {
 			path := filepath.Join(t.TempDir(), "daemon.lock")
 			c := holdingChild(t, backend, path)
-			c.signal(t, syscall.SIGSTOP)
-			heldByPID(t, backend, path, c.pid())
+			c.Signal(t, syscall.SIGSTOP)
+			heldByPID(t, backend, path, c.Pid())
 			if held, err := IsHeld(context.Background(), childPlatform(backend), path); err != nil || !held {
 				t.Errorf("IsHeld while the holder is stopped = %v, %v; want true", held, err)
 			}
-			c.signal(t, syscall.SIGCONT)
-			c.finish(t)
+			c.Signal(t, syscall.SIGCONT)
+			finish(t, c)
 			acquireNow(t, backend, path)
 		})
 	}
@@ -204,7 +148,7 @@ func TestProcessHolderKeptAcrossInProcessSQLiteValues(t *testing.T) {
 		t.Fatal("Acquire through another SQLite value took a held lock")
 	}
 	c := startChild(t, helperHold, backendSQLite, path)
-	c.expect(t, "busy")
+	c.Expect(t, "busy")
 }
 
 func TestProcessesNeverHoldTogether(t *testing.T) {
@@ -217,24 +161,24 @@ func TestProcessesNeverHoldTogether(t *testing.T) {
 			dir := t.TempDir()
 			path := filepath.Join(dir, "daemon.lock")
 			marker := filepath.Join(dir, "holder.marker")
-			children := make([]*child, procs)
+			children := make([]*childproc.Child, procs)
 			for i := range children {
 				children[i] = startChild(t, helperStress, backend, path,
 					markerEnv+"="+marker, fmt.Sprintf("%s=%d", roundsEnv, rounds))
 			}
 			for _, c := range children { // start them together
-				if _, err := io.WriteString(c.stdin, "go\n"); err != nil {
+				if _, err := io.WriteString(c.Stdin, "go\n"); err != nil {
 					t.Fatal(err)
 				}
 			}
 			for _, c := range children {
-				err := c.wait()
+				err := c.Wait()
 				var exit *exec.ExitError
 				switch {
 				case errors.As(err, &exit) && exit.ExitCode() == exitViolation:
-					t.Errorf("child %d held the lock together with another process", c.pid())
+					t.Errorf("child %d held the lock together with another process", c.Pid())
 				case err != nil:
-					t.Errorf("child %d: %v", c.pid(), err)
+					t.Errorf("child %d: %v", c.Pid(), err)
 				}
 			}
 			if _, err := os.Stat(marker); !errors.Is(err, os.ErrNotExist) {

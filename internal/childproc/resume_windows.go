@@ -1,0 +1,5 @@
+package childproc
+
+import "os"
+
+func resume(*os.Process) error { return nil }
