@@ -29,10 +29,7 @@ import (
 // the repository implements lease.BatchSaver, batches.
 func Run(t *testing.T, open func(t *testing.T) lease.Repository) {
 	t.Helper()
-	for _, tc := range []struct {
-		name string
-		test func(*testing.T, lease.Repository)
-	}{
+	tests := []subtest{
 		{"LoadMissing", testLoadMissing},
 		{"CreateWithZero", testCreateWithZero},
 		{"CreateTwiceConflicts", testCreateTwiceConflicts},
@@ -49,10 +46,20 @@ func Run(t *testing.T, open func(t *testing.T) lease.Repository) {
 		{"FenceKeysIndependent", testFenceKeysIndependent},
 		{"FenceCancelled", testFenceCancelled},
 		{"FenceUnlockIdempotent", testFenceUnlockIdempotent},
-		{"BatchSaver", testBatchSaver},
-	} {
+	}
+	// The batch subtests run only for repositories that can batch.
+	if _, ok := open(t).(lease.BatchSaver); ok {
+		tests = append(tests, subtest{"BatchSaver", testBatchSaver})
+	}
+	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) { tc.test(t, open(t)) })
 	}
+}
+
+// subtest is one test of the suite, run on a fresh repository.
+type subtest struct {
+	name string
+	test func(*testing.T, lease.Repository)
 }
 
 // wait bounds every wait that should end promptly, so that a broken
