@@ -1,0 +1,162 @@
+package linearizability
+
+import (
+	"fmt"
+	"hash/maphash"
+
+	"github.com/anishathalye/porcupine"
+)
+
+// object names the model a key's operations are checked against.
+type object uint8
+
+const (
+	leaseObject object = iota
+	lockObject
+)
+
+func (o object) String() string {
+	if o == lockObject {
+		return "lock"
+	}
+	return "lease"
+}
+
+// state is one object's state: for a lease, the record's generation,
+// whether it is held (not released), and the last accepted write; for a
+// lock, its holder (process+1; 0 when free). An object uses only its own
+// fields, so one comparable struct serves both models.
+type state struct {
+	gen    uint64
+	held   bool
+	value  string
+	holder int
+}
+
+// step is the models' sequential specification: whether op, with its
+// recorded output, may happen in s, and the state after it. An operation
+// whose outcome is uncertain (open, Unknown or Done) is always allowed:
+// it takes effect where it can (see applies), and otherwise changes
+// nothing. Being allowed everywhere, and (when open) ending after every
+// other operation, it may be linearized at any moment after its call
+// where it takes effect, or last, where its effect matters to no one:
+// so both outcomes are accepted.
+func step(s state, op *Event) (bool, state) {
+	if op.Uncertain() || op.Output.Status == Done {
+		if ok, next := applies(s, op); ok {
+			return true, next
+		}
+		return true, s
+	}
+	if op.Output.Status == Refused {
+		return refusable(s, op), s
+	}
+	ok, next := applies(s, op)
+	if ok && op.Kind == Acquire && op.Output.Gen != next.gen {
+		return false, s
+	}
+	if ok && op.Kind == Read && op.Output.Value != s.value {
+		return false, s
+	}
+	return ok, next
+}
+
+// applies reports whether op can take effect in s, and the state it
+// leaves. An acquisition can always take effect (a held record can be
+// taken over once its holder is dead or silent, which the model cannot
+// see); a release or a fenced write needs the record to hold the token
+// and not be released; a lock needs the lock free, an unlock needs its
+// process to hold it; a crash frees the lock its process held.
+func applies(s state, op *Event) (bool, state) {
+	switch op.Kind {
+	case Acquire:
+		return true, state{gen: s.gen + 1, held: true, value: s.value}
+	case Release:
+		if s.held && s.gen == op.Input.Token {
+			s.held = false
+			return true, s
+		}
+	case Write:
+		if s.held && s.gen == op.Input.Token {
+			s.value = op.Input.Value
+			return true, s
+		}
+	case Read:
+		return true, s
+	case Lock:
+		if s.holder == 0 {
+			s.holder = op.Process + 1
+			return true, s
+		}
+	case Unlock:
+		if s.holder == op.Process+1 {
+			s.holder = 0
+			return true, s
+		}
+	case Crash:
+		if s.holder == op.Process+1 {
+			s.holder = 0
+		}
+		return true, s
+	}
+	return false, s
+}
+
+// refusable reports whether op may be refused in s. Acquire and Lock are
+// refused only while the object is held; a release only when the record
+// no longer holds its token; a fenced write may always be refused (the
+// fence may be stricter than the model, never looser).
+func refusable(s state, op *Event) bool {
+	switch op.Kind {
+	case Acquire:
+		return s.held
+	case Release:
+		return !(s.held && s.gen == op.Input.Token)
+	case Lock:
+		return s.holder != 0
+	default:
+		return true
+	}
+}
+
+var hashSeed = maphash.MakeSeed()
+
+// model is the porcupine model of both objects. Operations are *Event
+// inputs (the output is carried in the event too, and porcupine's output
+// is nil). Partitioning is done by Check, one partition per object.
+func model() porcupine.Model {
+	return porcupine.Model{
+		Init: func() any { return state{} },
+		Step: func(s, in, _ any) (bool, any) {
+			return step(s.(state), in.(*Event))
+		},
+		Equal: func(a, b any) bool { return a.(state) == b.(state) },
+		Hash: func(s any) uint64 {
+			st := s.(state)
+			var h maphash.Hash
+			h.SetSeed(hashSeed)
+			maphash.WriteComparable(&h, st)
+			return h.Sum64()
+		},
+		DescribeOperation: func(in, _ any) string {
+			op := in.(*Event)
+			return fmt.Sprintf("p%d %s", op.Process, describe(op.Kind, op.Input, op.Output, op.Open))
+		},
+		DescribeState: func(s any) string { return s.(state).String() },
+	}
+}
+
+// String describes a state for the visualisation.
+func (s state) String() string {
+	if s.holder != 0 {
+		return fmt.Sprintf("lock held by p%d", s.holder-1)
+	}
+	if s.gen == 0 {
+		return "free"
+	}
+	held := "released"
+	if s.held {
+		held = "held"
+	}
+	return fmt.Sprintf("gen %d %s, value %q", s.gen, held, s.value)
+}

@@ -1,0 +1,71 @@
+package linearizability
+
+import (
+	"cmp"
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+
+	"github.com/anishathalye/porcupine"
+)
+
+// WriteHTML writes porcupine's visualisation to path: of the shortest
+// failing object after a violation (the page stays small enough to
+// read), otherwise of every object (on request). It checks again,
+// verbosely, within the report's timeout; a check cut off by it still
+// draws what it found.
+func (r Report) WriteHTML(path string) error {
+	parts := r.parts
+	if r.failing != nil {
+		parts = []partition{*r.failing}
+	}
+	m := model()
+	m.Partition = func([]porcupine.Operation) [][]porcupine.Operation { return opsOf(parts) }
+	_, info := porcupine.CheckOperationsVerbose(m, nil, nonZero(r.timeout))
+	if err := porcupine.VisualizePath(m, info, path); err != nil {
+		return &HTMLError{Path: path, Err: err}
+	}
+	return nil
+}
+
+// HTMLError reports a visualisation that could not be written.
+type HTMLError struct {
+	Path string
+	Err  error
+}
+
+func (e *HTMLError) Error() string {
+	return fmt.Sprintf("linearizability: writing %s: %v", e.Path, e.Err)
+}
+
+// Unwrap returns the cause.
+func (e *HTMLError) Unwrap() error { return e.Err }
+
+// ShortestFailing prints the history of the shortest failing object,
+// one operation a line in call order, times relative to its first call;
+// "" when no object failed.
+func (r Report) ShortestFailing() string {
+	if r.failing == nil {
+		return ""
+	}
+	ops := slices.Clone(r.failing.ops)
+	slices.SortStableFunc(ops, func(a, b porcupine.Operation) int {
+		return cmp.Compare(a.Call, b.Call)
+	})
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s: %d operations, not linearizable\n", r.failing.id, len(ops))
+	start := ops[0].Call
+	for _, op := range ops {
+		e := op.Input.(*Event)
+		end := "open"
+		if op.Return != math.MaxInt64 {
+			end = "+" + since(start, op.Return)
+		} else if !e.Open {
+			end = "+" + since(start, e.Return) + " (outcome unknown: open end)"
+		}
+		fmt.Fprintf(&b, "  +%s .. %s  p%d %s\n", since(start, op.Call), end, e.Process,
+			describe(e.Kind, e.Input, e.Output, e.Open))
+	}
+	return b.String()
+}
