@@ -169,7 +169,9 @@ func (r *SQLiteRepository) Save(ctx context.Context, key string, s Snapshot, exp
 	var rev Revision
 	err := r.inTx(ctx, "save", key, func(tx *sql.Tx) error {
 		var err error
-		rev, err = r.saveTx(ctx, tx, key, s, expected)
+		stmts := &txStatements{tx: tx}
+		defer stmts.close()
+		rev, err = r.saveTx(ctx, stmts, key, s, expected)
 		return err
 	})
 	return rev, err
@@ -185,11 +187,13 @@ func (r *SQLiteRepository) SaveBatch(ctx context.Context, writes []Write) ([]Rev
 		return revs, errs
 	}
 	err := r.inTx(ctx, "save batch", "", func(tx *sql.Tx) error {
+		stmts := &txStatements{tx: tx}
+		defer stmts.close()
 		for i, w := range writes {
 			if errs[i] = ValidateKey(w.Key); errs[i] != nil {
 				continue
 			}
-			revs[i], errs[i] = r.saveTx(ctx, tx, w.Key, w.Snapshot, w.Expected)
+			revs[i], errs[i] = r.saveTx(ctx, stmts, w.Key, w.Snapshot, w.Expected)
 			if errors.Is(errs[i], ErrRevisionConflict) {
 				continue
 			}
@@ -206,11 +210,15 @@ func (r *SQLiteRepository) SaveBatch(ctx context.Context, writes []Write) ([]Rev
 	return revs, errs
 }
 
-// saveTx compares and writes one record inside tx. It returns a
+// saveTx compares and writes one record inside stmts' transaction. It returns a
 // *RevisionConflictError, or the raw storage error for inTx to wrap.
-func (r *SQLiteRepository) saveTx(ctx context.Context, tx *sql.Tx, key string, s Snapshot, expected Revision) (Revision, error) {
+func (r *SQLiteRepository) saveTx(ctx context.Context, stmts *txStatements, key string, s Snapshot, expected Revision) (Revision, error) {
+	sel, err := stmts.get(ctx, selectRevision)
+	if err != nil {
+		return 0, err
+	}
 	var cur int64
-	err := tx.QueryRowContext(ctx, selectRevision, key).Scan(&cur)
+	err = sel.QueryRowContext(ctx, key).Scan(&cur)
 	if err != nil && !errors.Is(err, sql.ErrNoRows) {
 		return 0, err
 	}
@@ -221,15 +229,48 @@ func (r *SQLiteRepository) saveTx(ctx context.Context, tx *sql.Tx, key string, s
 	// A generation above the int64 range is stored as its two's
 	// complement bits, which read back as the same Token.
 	gen, holder, renewed, ttl := int64(s.Generation), string(s.Holder.Marshal()), s.RenewedAt.Format(time.RFC3339Nano), int64(s.TTL)
+	query, args := updateLease, []any{next, gen, holder, s.Released, renewed, ttl, key}
 	if cur == 0 {
-		_, err = tx.ExecContext(ctx, insertLease, key, next, gen, holder, s.Released, renewed, ttl)
-	} else {
-		_, err = tx.ExecContext(ctx, updateLease, next, gen, holder, s.Released, renewed, ttl, key)
+		query, args = insertLease, []any{key, next, gen, holder, s.Released, renewed, ttl}
+	}
+	stmt, err := stmts.get(ctx, query)
+	if err == nil {
+		_, err = stmt.ExecContext(ctx, args...)
 	}
 	if err != nil {
 		return 0, err
 	}
 	return Revision(next), nil
+}
+
+// txStatements prepares each statement of a save once per transaction, on
+// first use: a batch of thousands of renewals prepares three statements,
+// not thousands, and a single save prepares only what it runs.
+type txStatements struct {
+	tx    *sql.Tx
+	stmts map[string]*sql.Stmt
+}
+
+func (t *txStatements) get(ctx context.Context, query string) (*sql.Stmt, error) {
+	if st, ok := t.stmts[query]; ok {
+		return st, nil
+	}
+	st, err := t.tx.PrepareContext(ctx, query)
+	if err != nil {
+		return nil, err
+	}
+	if t.stmts == nil {
+		t.stmts = map[string]*sql.Stmt{}
+	}
+	t.stmts[query] = st
+	return st, nil
+}
+
+// close closes the prepared statements; the transaction's end would too.
+func (t *txStatements) close() {
+	for _, st := range t.stmts {
+		st.Close()
+	}
 }
 
 // inTx runs fn in a BEGIN IMMEDIATE transaction, one at a time per
