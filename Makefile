@@ -1,14 +1,13 @@
 # collab: the targets CI and people run. `make help` lists them.
 GO ?= go
 
-.PHONY: help demo generate verify test modelcheck bench cross
+.PHONY: help demo generate verify test modelcheck campaign bench cross
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-10s %s\n", $$1, $$2}'
 
-demo: ## the main job: model-check every shipped policy, then show this process's identity
-	$(GO) run ./cmd/collab check --progress
-	$(GO) run ./cmd/collab identity
+demo: ## the main job: a 25 s torture campaign of real processes, checked by porcupine
+	$(GO) run ./cmd/collab demo
 
 generate: ## regenerate fsm/ from spec/
 	$(GO) generate ./...
@@ -26,6 +25,13 @@ test: ## all tests, with the race detector
 
 modelcheck: ## model-check the shipped policies (collab check)
 	$(GO) run ./cmd/collab check
+
+campaign: ## the CI fault campaign on SQLite and files: 20,000 operations, 200 SIGKILLs, 50 pauses each
+	$(GO) build -o $(CURDIR)/.campaign/collab ./cmd/collab
+	for store in sqlite file; do \
+		$(CURDIR)/.campaign/collab demo --store $$store --duration 20s --keys 4 --pause-every 250ms \
+			--min-ops 20000 --min-kills 200 --min-pauses 50 --dir $$(mktemp -d) || exit 1; \
+	done
 
 bench: ## benchmarks, each with its in-process baseline
 	$(GO) test -run='^$$' -bench=. -benchmem ./...

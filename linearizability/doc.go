@@ -75,4 +75,9 @@
 // worst case, and unpartitioned histories grow quadratically in memory).
 // A generated history of 100,000 operations over 100 keys and 16
 // processes checks in about 0.1 s (BenchmarkCheckHistory).
+//
+// The package torture runs real worker processes against the lease and
+// lock runtimes under SIGKILL and SIGSTOP, records them with this
+// package and checks the merged history: `collab demo` and the CI
+// campaign.
 package linearizability

@@ -5,6 +5,10 @@
 //	collab check [--timeout D] [--max-states N] [--fingerprint] [--progress] [SPEC.fsm...]
 //	                           model-check the shipped policies, or specs against
 //	                           their family's world; exit 1 with the trace on a violation
+//	collab demo [--duration D] [--store sqlite|file] [--seed N] [--workers N] [--dir DIR] [--html PATH]
+//	            [--min-ops N] [--min-kills N] [--min-pauses N]
+//	                           a torture campaign: worker processes take leases and locks
+//	                           while they are killed and paused; porcupine checks the history
 //	collab gen [-out DIR] [-pkg NAME] SPEC.fsm...
 //	                           generate Go policies from spec files (as fsmgen)
 //	collab identity            print this process's identity and how it judges itself
@@ -29,6 +33,7 @@ import (
 	"sort"
 
 	"github.com/rivus/collab/gen"
+	"github.com/rivus/collab/linearizability/torture"
 )
 
 // command is one subcommand: run gets the arguments after its name.
@@ -40,6 +45,7 @@ type command struct {
 func commands() map[string]command {
 	return map[string]command{
 		"check":    {"model-check the shipped policies, or specs against their family: check [SPEC.fsm...]", runCheck},
+		"demo":     {"a 20-30 s torture campaign of real processes, SIGKILL and SIGSTOP, checked by porcupine: demo [--duration D] [--store sqlite|file] [--seed N]", runDemo},
 		"gen":      {"generate Go policies from spec files: gen [-out DIR] [-pkg NAME] SPEC.fsm...", runGen},
 		"identity": {"print this process's identity (JSON) and its judgement", runIdentity},
 		"judge":    {"judge a stored identity: collab judge '{...}' or - for stdin", runJudge},
@@ -49,6 +55,9 @@ func commands() map[string]command {
 }
 
 func main() {
+	// A torture campaign's worker is this executable started again: it
+	// does its work and exits here.
+	torture.WorkerMain()
 	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 }
 

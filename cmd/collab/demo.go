@@ -1,0 +1,92 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"time"
+
+	"github.com/rivus/collab/linearizability/torture"
+)
+
+// workerCommand starts a campaign's workers; nil is this executable,
+// which recognises a worker by its environment (torture.WorkerMain).
+var workerCommand []string
+
+// runDemo is `collab demo`: a torture campaign of real worker processes
+// on a store in a temporary directory, with a live progress line, then
+// the summary, porcupine's verdict and the visualisation's path. Exit 0
+// when the history is linearizable, 1 when not (or undecided), 2 on
+// misuse.
+func runDemo(args []string, _ io.Reader, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("collab demo", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	duration := fs.Duration("duration", 25*time.Second, "how long the campaign makes faults")
+	store := fs.String("store", torture.StoreSQLite, "the lease store: sqlite or file")
+	seed := fs.Int64("seed", 0, "the seed of every random choice (0: from the clock); printed to replay a run")
+	workers := fs.Int("workers", torture.DefaultWorkers, "worker processes running at once")
+	dir := fs.String("dir", "", "the run directory (default: a new temporary directory, kept)")
+	html := fs.String("html", "", "where to write porcupine's visualisation (default: DIR/history.html)")
+	keys := fs.Int("keys", torture.DefaultKeys, "keys the workers share")
+	pauseEvery := fs.Duration("pause-every", torture.DefaultPauseEvery, "mean gap between SIGSTOP pauses")
+	minOps := fs.Int("min-ops", 0, "fail unless the campaign makes at least this many operations (it runs on past --duration to reach the targets)")
+	minKills := fs.Int("min-kills", 0, "fail unless at least this many SIGKILLs")
+	minPauses := fs.Int("min-pauses", 0, "fail unless at least this many SIGSTOP pauses of at least a TTL")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "collab demo: unexpected argument %q\n", fs.Arg(0))
+		return 2
+	}
+	if *seed == 0 {
+		*seed = time.Now().UnixNano()
+	}
+	cfg := torture.Config{Dir: *dir, Store: *store, Seed: *seed, Workers: *workers, Keys: *keys, Duration: *duration,
+		PauseEvery: *pauseEvery, MinOps: *minOps, MinKills: *minKills, MinPauses: *minPauses,
+		HTML: *html, WriteHTML: true, Command: workerCommand}
+	check := cfg
+	if check.Dir == "" {
+		check.Dir = "." // stands for the temporary directory made later
+	}
+	if err := check.WithDefaults().Validate(); err != nil {
+		fmt.Fprintf(stderr, "collab demo: %v\n", err)
+		return 2
+	}
+	return demo(cfg, stdout, stderr)
+}
+
+// demo runs the campaign of cfg and prints it.
+func demo(cfg torture.Config, stdout, stderr io.Writer) int {
+	if cfg.Dir == "" {
+		d, err := os.MkdirTemp("", "collab-demo-")
+		if err != nil {
+			fmt.Fprintf(stderr, "collab demo: %v\n", err)
+			return 1
+		}
+		cfg.Dir = d
+	}
+	if cfg.HTML == "" {
+		cfg.HTML = filepath.Join(cfg.Dir, "history.html")
+	}
+	fmt.Fprintf(stdout, "collab demo: %d worker processes on %s for %v, seed %d, in %s\n",
+		cfg.WithDefaults().Workers, cfg.Store, cfg.Duration, cfg.Seed, cfg.Dir)
+	cfg.Progress = func(s torture.Stats) { fmt.Fprintf(stdout, "\r%s", torture.ProgressLine(s)) }
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	res, err := torture.Run(ctx, cfg)
+	fmt.Fprintln(stdout)
+	if err != nil {
+		fmt.Fprintf(stderr, "collab demo: %v (seed %d, run directory %s)\n", err, cfg.Seed, cfg.Dir)
+		return 1
+	}
+	res.Print(stdout)
+	if res.Failed() {
+		return 1
+	}
+	return 0
+}

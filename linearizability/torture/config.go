@@ -1,0 +1,160 @@
+package torture
+
+import (
+	"fmt"
+	"path/filepath"
+	"time"
+)
+
+// The stores a campaign can run on.
+const (
+	StoreSQLite = "sqlite" // lease.OpenSQLiteRepository, a SQLite resource, SQLite process locks
+	StoreFile   = "file"   // lease.OpenFileRepository, a JSON file a key, lock-file process locks
+)
+
+// Config describes a campaign. Zero fields take the defaults that
+// WithDefaults documents; Validate reports the first invalid field.
+type Config struct {
+	// Dir is the run directory: the lease store, the resource, the
+	// process locks and every process's history live in it. Required.
+	Dir string
+	// Store is StoreSQLite (default) or StoreFile.
+	Store string
+	// Seed drives every random choice of the controller and the workers
+	// (worker i of a run uses Seed and i), so a run can be replayed with
+	// its seed; the timing of real processes still differs. 0 means 1.
+	Seed int64
+	// Workers is how many worker processes run at once (default 4).
+	Workers int
+	// Keys is how many keys the workers share (default 3): few keys
+	// make contention, takeovers and refused writes.
+	Keys int
+	// Duration is the least time the campaign runs (default 5s); it goes
+	// on past it until the Min targets are met, never past Deadline.
+	Duration time.Duration
+	// Deadline bounds the whole campaign, the check included (default
+	// Duration × 2 + CheckTimeout × 2 + 30s; at least Duration +
+	// CheckTimeout × 2, since a check and its diagnosis take up to one
+	// CheckTimeout each). Missing a Min target in time is an error.
+	Deadline time.Duration
+	// TTL and Heartbeat of every worker's lease manager (defaults 300ms
+	// and 100ms): short, so that paused holders are taken over.
+	TTL       time.Duration
+	Heartbeat time.Duration
+	// KillEvery and PauseEvery are the mean gaps between SIGKILLs and
+	// between SIGSTOPs (defaults 150ms and 400ms); negative means never.
+	KillEvery  time.Duration
+	PauseEvery time.Duration
+	// Pause is the least time a paused worker stays stopped (default
+	// TTL); each pause lasts between Pause and Pause × 2.
+	Pause time.Duration
+	// MinOps, MinKills and MinPauses are targets the campaign must reach
+	// (default 0: none).
+	MinOps, MinKills, MinPauses int
+	// CheckTimeout bounds the linearizability check, and again its
+	// diagnosis after a violation (default 30s).
+	CheckTimeout time.Duration
+	// HTML is where porcupine's visualisation goes (default
+	// Dir/history.html): after a violation always, otherwise only with
+	// WriteHTML.
+	HTML      string
+	WriteHTML bool
+	// Policies are paths of lease specs (.fsm): worker process p
+	// compiles Policies[p % len(Policies)] and passes it as
+	// lease.Config.Policy. Empty means the shipped lease policy for all.
+	// The negative controls pass mutated specs.
+	Policies []string
+	// Command is the program and arguments that start a worker; the
+	// program must call WorkerMain first thing. Default: this executable,
+	// without arguments.
+	Command []string
+	// Progress, if set, hears the live progress line about twice a
+	// second.
+	Progress func(Stats)
+}
+
+// Default values of Config.
+const (
+	DefaultWorkers      = 4
+	DefaultKeys         = 3
+	DefaultDuration     = 5 * time.Second
+	DefaultTTL          = 300 * time.Millisecond
+	DefaultHeartbeat    = 100 * time.Millisecond
+	DefaultKillEvery    = 150 * time.Millisecond
+	DefaultPauseEvery   = 400 * time.Millisecond
+	DefaultCheckTimeout = 30 * time.Second
+)
+
+// WithDefaults returns c with its zero fields set to their defaults.
+func (c Config) WithDefaults() Config {
+	set := func(d *time.Duration, v time.Duration) {
+		if *d == 0 {
+			*d = v
+		}
+	}
+	if c.Store == "" {
+		c.Store = StoreSQLite
+	}
+	if c.Seed == 0 {
+		c.Seed = 1
+	}
+	if c.Workers == 0 {
+		c.Workers = DefaultWorkers
+	}
+	if c.Keys == 0 {
+		c.Keys = DefaultKeys
+	}
+	set(&c.Duration, DefaultDuration)
+	set(&c.CheckTimeout, DefaultCheckTimeout)
+	set(&c.Deadline, c.Duration*2+c.CheckTimeout*2+30*time.Second)
+	set(&c.TTL, DefaultTTL)
+	set(&c.Heartbeat, DefaultHeartbeat)
+	set(&c.KillEvery, DefaultKillEvery)
+	set(&c.PauseEvery, DefaultPauseEvery)
+	set(&c.Pause, c.TTL)
+	if c.HTML == "" && c.Dir != "" {
+		c.HTML = filepath.Join(c.Dir, "history.html")
+	}
+	return c
+}
+
+// Validate reports the first invalid field of c (after WithDefaults) as
+// a *ConfigError.
+func (c Config) Validate() error {
+	bad := func(field, format string, args ...any) error {
+		return &ConfigError{Field: field, Reason: fmt.Sprintf(format, args...)}
+	}
+	switch {
+	case c.Dir == "":
+		return bad("Dir", "is empty")
+	case c.Store != StoreSQLite && c.Store != StoreFile:
+		return bad("Store", "is %q; want %q or %q", c.Store, StoreSQLite, StoreFile)
+	case c.Workers < 2 || c.Workers > 64:
+		return bad("Workers", "is %d; want 2 to 64", c.Workers)
+	case c.Keys < 1 || c.Keys > 1000:
+		return bad("Keys", "is %d; want 1 to 1000", c.Keys)
+	case c.Duration <= 0:
+		return bad("Duration", "is %v; want more than 0", c.Duration)
+	case c.CheckTimeout <= 0:
+		return bad("CheckTimeout", "is %v; want more than 0", c.CheckTimeout)
+	case c.Deadline < c.Duration+2*c.CheckTimeout:
+		return bad("Deadline", "is %v; want at least Duration + CheckTimeout × 2 (%v)", c.Deadline, c.Duration+2*c.CheckTimeout)
+	case c.TTL <= 0 || c.Heartbeat <= 0 || c.Heartbeat > c.TTL/2:
+		return bad("Heartbeat", "is %v with TTL %v; want both more than 0 and Heartbeat × 2 ≤ TTL", c.Heartbeat, c.TTL)
+	case c.Pause < c.TTL:
+		return bad("Pause", "is %v; want at least TTL (%v), or pauses cause no takeovers", c.Pause, c.TTL)
+	case c.MinOps < 0 || c.MinKills < 0 || c.MinPauses < 0:
+		return bad("MinOps", "targets must not be negative")
+	case c.Command != nil && len(c.Command) == 0:
+		return bad("Command", "is empty; want nil (this executable) or a program")
+	}
+	return nil
+}
+
+// ConfigError reports an invalid campaign configuration.
+type ConfigError struct {
+	Field  string
+	Reason string
+}
+
+func (e *ConfigError) Error() string { return "torture: Config." + e.Field + " " + e.Reason }

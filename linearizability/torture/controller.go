@@ -1,0 +1,106 @@
+package torture
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+
+	lz "github.com/rivus/collab/linearizability"
+)
+
+// Run runs a campaign: it starts cfg.Workers worker processes, makes
+// faults at random until cfg.Duration has passed and the Min targets
+// are met, stops the workers, merges every process's history and checks
+// it. The error reports a campaign that could not be run or finished
+// (an invalid Config is a *ConfigError, a worker that failed on its own
+// a *WorkerError, a missed target a *TargetError); a violation is a
+// Result whose Failed is true. Every child is killed and reaped before
+// Run returns, whatever happens.
+func Run(ctx context.Context, cfg Config) (*Result, error) {
+	cfg = cfg.WithDefaults()
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	for _, d := range []string{historyDir, eventsDir, logsDir, locksDir} {
+		if err := os.MkdirAll(filepath.Join(cfg.Dir, d), 0o700); err != nil {
+			return nil, err
+		}
+	}
+	ctx, cancel := context.WithTimeout(ctx, cfg.Deadline-2*cfg.CheckTimeout)
+	defer cancel()
+	c, err := newController(cfg)
+	if err != nil {
+		return nil, err
+	}
+	stats, runErr := c.run(ctx)
+	if err := errors.Join(runErr, c.close()); err != nil {
+		return nil, err
+	}
+	return check(cfg, stats)
+}
+
+// check merges the history files of the run and checks them.
+func check(cfg Config, stats Stats) (*Result, error) {
+	paths, err := filepath.Glob(filepath.Join(cfg.Dir, historyDir, "p*.jsonl"))
+	if err != nil {
+		return nil, err
+	}
+	var files []io.Reader
+	for _, p := range paths {
+		f, err := os.Open(p)
+		if err != nil {
+			return nil, err
+		}
+		defer f.Close()
+		files = append(files, f)
+	}
+	h, err := lz.ReadHistory(files...)
+	if err != nil {
+		return nil, err
+	}
+	res := &Result{Config: cfg, Stats: stats, Counts: count(h), History: h, Report: lz.Check(h, cfg.CheckTimeout)}
+	if res.Failed() || cfg.WriteHTML {
+		if err := res.Report.WriteHTML(cfg.HTML); err != nil {
+			return res, err
+		}
+		res.HTML = cfg.HTML
+	}
+	return res, nil
+}
+
+// WorkerError reports a worker that ended on its own during a campaign:
+// a failure of the harness or of the code under test, not a fault it
+// made. Its stderr is in Log.
+type WorkerError struct {
+	Process int
+	Err     error
+	Log     string
+}
+
+func (e *WorkerError) Error() string {
+	return fmt.Sprintf("torture: worker p%d ended on its own: %v (its stderr: %s)", e.Process, e.Err, e.Log)
+}
+
+// Unwrap returns the exit error.
+func (e *WorkerError) Unwrap() error { return e.Err }
+
+// TargetError reports a campaign that reached its deadline before one
+// of its Min targets.
+type TargetError struct {
+	Stats  Stats
+	Config Config
+}
+
+func (e *TargetError) Error() string {
+	s, c := e.Stats, e.Config
+	return fmt.Sprintf("torture: deadline %v passed with %d/%d operations, %d/%d kills, %d/%d pauses",
+		c.Deadline, s.Ops, c.MinOps, s.Kills, c.MinKills, s.Pauses, c.MinPauses)
+}
+
+// met reports whether s reaches c's targets.
+func met(s Stats, c Config) bool {
+	return s.Elapsed >= c.Duration && s.Ops >= c.MinOps && s.Kills >= c.MinKills && s.Pauses >= c.MinPauses
+}

@@ -1,0 +1,40 @@
+// Package torture runs multi-process campaigns against the lease and the
+// process lock, and checks their histories for linearizability.
+//
+// A campaign (Run) starts Config.Workers worker processes: re-executions
+// of a program that calls WorkerMain first thing (collab, or a test
+// binary), told by the environment variable EnvWorker what to do. Each
+// worker loops over random keys: it acquires the key's lease, makes one
+// to three fenced writes to a shared resource (a SQLite table, or a JSON
+// file a key for the file store) inside Lease.RunFenced, sometimes reads
+// it back under the key's fence, and closes the lease; or it takes the
+// key's process lock (plock) without waiting, and gives it back. Every
+// operation is recorded with linearizability.NewRecorder in the worker's
+// own file of the run directory: a Close as Done (it does not say whether
+// its tombstone was written), a failure that does not say whether the
+// operation took effect as Unknown, never Refused.
+//
+// The controller meanwhile SIGKILLs a random worker every KillEvery on
+// average (recording the crash with BeginCrash before the signal and
+// ending it after reaping), starts a new worker with a new process
+// number in its place, and SIGSTOPs a random worker every PauseEvery for
+// Pause to Pause × 2 (at least a TTL, so that its leases are taken over)
+// before SIGCONT. Every random choice comes from Config.Seed, so a run
+// can be replayed with its seed (the processes' timing still differs).
+// When Duration has passed and the Min targets are met, the workers are
+// told to stop (their stdin closes), finish their operation and close
+// what they hold. The controller then merges the files, checks them with
+// a timeout (linearizability.Check), and writes porcupine's visualisation
+// after a violation or on request. Every wait is bounded, the campaign
+// by Config.Deadline, and every child is killed and reaped on every path.
+//
+// Negative controls pass lease specs mutated to be unsafe in
+// Config.Policies. Each of the two unsafe mutations alone is masked in
+// a real run by the safety layer the other removes: a takeover before
+// the TTL is caught by the fenced write's re-read (the stale holder's
+// writes are refused), and a fenced write without the re-read is only
+// reached by a stale holder when a successor took over before the
+// holder's deadline. Together they are reported as violations.
+//
+// Campaigns need SIGSTOP and SIGCONT: on windows, Run returns an error.
+package torture

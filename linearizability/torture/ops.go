@@ -1,0 +1,160 @@
+package torture
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/rivus/collab/lease"
+	lz "github.com/rivus/collab/linearizability"
+	"github.com/rivus/collab/plock"
+)
+
+// Words of the events file.
+const (
+	noteTakeover = "takeover"
+	noteRefused  = "refused" // a fenced write refused: a stale holder stopped
+)
+
+// Outputs the operations record.
+var (
+	outOK      = lz.Output{Status: lz.OK}
+	outRefused = lz.Output{Status: lz.Refused}
+	outUnknown = lz.Output{Status: lz.Unknown}
+	outDone    = lz.Output{Status: lz.Done}
+)
+
+// errNotWritten is returned by fenced work that found its context ended
+// before it wrote: the write certainly did not happen.
+var errNotWritten = errors.New("torture: lease lost before the write")
+
+// record records the operation do performs: its call before, its
+// output after.
+func (w *worker) record(key string, k lz.Kind, in lz.Input, do func(ctx context.Context) lz.Output) error {
+	p, err := w.rec.Begin(key, k, in)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), opTimeout)
+	defer cancel()
+	return p.End(do(ctx))
+}
+
+// leaseRound acquires key's lease; holding it, makes one to three
+// fenced writes, maybe a read, and closes it. Refused, it reads.
+func (w *worker) leaseRound(key string) error {
+	var l *lease.Lease
+	err := w.record(key, lz.Acquire, lz.Input{}, func(ctx context.Context) lz.Output {
+		var err error
+		l, err = w.mgr.Acquire(ctx, key)
+		var held *lease.HeldError
+		switch {
+		case err == nil:
+			return lz.Output{Status: lz.OK, Gen: uint64(l.Token())}
+		case errors.As(err, &held):
+			return outRefused
+		}
+		return outUnknown
+	})
+	if err != nil || l == nil {
+		return errors.Join(err, w.readOp(key))
+	}
+	for range 1 + w.rng.IntN(3) {
+		w.nap()
+		if err := w.writeOp(key, l); err != nil {
+			return err
+		}
+	}
+	if w.rng.IntN(2) == 0 {
+		if err := w.readOp(key); err != nil {
+			return err
+		}
+	}
+	return w.record(key, lz.Release, lz.Input{Token: uint64(l.Token())}, func(context.Context) lz.Output {
+		if l.Close() != nil {
+			return outUnknown
+		}
+		return outDone // Close says nothing of whether its tombstone was written
+	})
+}
+
+// writeOp makes one fenced write of a new value with l's token.
+func (w *worker) writeOp(key string, l *lease.Lease) error {
+	w.seq++
+	v := fmt.Sprintf("p%d.%d", w.a.Process, w.seq)
+	return w.record(key, lz.Write, lz.Input{Token: uint64(l.Token()), Value: v}, func(ctx context.Context) lz.Output {
+		ran := false
+		err := l.RunFenced(ctx, func(ctx context.Context, _ lease.Token) error {
+			ran = true
+			if ctx.Err() != nil {
+				return errNotWritten
+			}
+			return w.res.write(ctx, key, v)
+		})
+		out := writeOutput(err, ran)
+		if out.Status == lz.Refused {
+			w.note(noteRefused)
+		}
+		return out
+	})
+}
+
+// writeOutput classifies a fenced write: refused only when the work
+// certainly did not write (RunFenced refused to run it, or it found its
+// context ended first); any other failure is of unknown outcome.
+func writeOutput(err error, ran bool) lz.Output {
+	switch {
+	case err == nil:
+		return outOK
+	case !ran && (errors.Is(err, lease.ErrLost) || errors.Is(err, lease.ErrReleased)):
+		return outRefused
+	case ran && errors.Is(err, errNotWritten):
+		return outRefused
+	}
+	return outUnknown
+}
+
+// readOp reads key's value under its fence.
+func (w *worker) readOp(key string) error {
+	return w.record(key, lz.Read, lz.Input{}, func(ctx context.Context) lz.Output {
+		unlock, err := w.repo.Fence(ctx, key)
+		if err != nil {
+			return outUnknown
+		}
+		defer unlock()
+		v, err := w.res.read(ctx, key)
+		if err != nil {
+			return outUnknown
+		}
+		return lz.Output{Status: lz.OK, Value: v}
+	})
+}
+
+// lockRound tries key's process lock without waiting; holding it, it
+// naps and gives it back.
+func (w *worker) lockRound(key string) error {
+	path := procLockPath(w.a.Dir, key)
+	var l *plock.Lock
+	err := w.record(key, lz.Lock, lz.Input{}, func(ctx context.Context) lz.Output {
+		var err error
+		l, err = plock.Acquire(ctx, w.plat, path, plock.Options{})
+		var held *plock.HeldError
+		switch {
+		case err == nil:
+			return outOK
+		case errors.As(err, &held):
+			return outRefused
+		}
+		return outUnknown
+	})
+	if err != nil || l == nil {
+		return err
+	}
+	w.nap()
+	return w.record(key, lz.Unlock, lz.Input{}, func(context.Context) lz.Output {
+		if l.Release() != nil {
+			return outUnknown
+		}
+		return outOK
+	})
+}

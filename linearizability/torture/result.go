@@ -1,0 +1,94 @@
+package torture
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	lz "github.com/rivus/collab/linearizability"
+)
+
+// Result is a finished campaign: its configuration (with defaults), the
+// counts, the merged history's check, and where to look.
+type Result struct {
+	Config Config
+	Stats  Stats
+	// Counts are the merged history's operations by kind and outcome
+	// ("open": the process was killed during the operation).
+	Counts  map[lz.Kind]map[string]int
+	History lz.History
+	Report  lz.Report
+	// HTML is the visualisation written, or "".
+	HTML string
+}
+
+// Failed reports whether the campaign found a violation or could not
+// decide.
+func (r *Result) Failed() bool { return r.Report.Verdict != lz.Linearizable }
+
+// count tallies the history by kind and outcome.
+func count(h lz.History) map[lz.Kind]map[string]int {
+	c := map[lz.Kind]map[string]int{}
+	for _, e := range h.Events {
+		if c[e.Kind] == nil {
+			c[e.Kind] = map[string]int{}
+		}
+		out := e.Output.Status.String()
+		if e.Open {
+			out = "open"
+		}
+		c[e.Kind][out]++
+	}
+	return c
+}
+
+var outcomes = []string{"ok", "refused", "done", "unknown", "open"}
+
+// Print writes the summary: the campaign's settings, a table of
+// operations by kind and outcome, the faults, the verdict, the seed to
+// replay it, the shortest failing history after a violation, and the
+// visualisation's path.
+func (r *Result) Print(w io.Writer) {
+	c := r.Config
+	fmt.Fprintf(w, "campaign: store %s, %d workers, %d keys, TTL %v, heartbeat %v, seed %d, %v\n",
+		c.Store, c.Workers, c.Keys, c.TTL, c.Heartbeat, c.Seed, r.Stats.Elapsed.Round(time.Millisecond))
+	if len(c.Policies) > 0 {
+		fmt.Fprintf(w, "lease policies (by worker, in turn): %s\n", strings.Join(c.Policies, ", "))
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintf(tw, "operation\t%s\ttotal\t\n", strings.Join(outcomes, "\t"))
+	for k := lz.Acquire; k <= lz.Crash; k++ {
+		row, total := []string{k.String()}, 0
+		for _, o := range outcomes {
+			row = append(row, fmt.Sprint(r.Counts[k][o]))
+			total += r.Counts[k][o]
+		}
+		fmt.Fprintf(tw, "%s\t%d\t\n", strings.Join(row, "\t"), total)
+	}
+	_ = tw.Flush()
+	s := r.Stats
+	fmt.Fprintf(w, "faults: %d SIGKILLs, %d SIGSTOP/SIGCONT pauses of at least %v, %d worker processes\n",
+		s.Kills, s.Pauses, c.Pause, s.Started)
+	fmt.Fprintf(w, "leases: %d takeovers, %d stale fenced writes refused\n", s.Takeovers, s.Refused)
+	rep := r.Report
+	fmt.Fprintf(w, "porcupine: %s (%d operations, %d objects, %d of unknown outcome, checked in %v)\n",
+		rep.Verdict, rep.Ops, rep.Keys, rep.Uncertain, rep.Elapsed.Round(time.Millisecond))
+	if r.Failed() {
+		fmt.Fprintf(w, "replay with seed %d\n", c.Seed)
+	}
+	if f := rep.ShortestFailing(); f != "" {
+		fmt.Fprint(w, f)
+	}
+	if r.HTML != "" {
+		fmt.Fprintf(w, "history: %s\n", r.HTML)
+	}
+	fmt.Fprintf(w, "run directory: %s\n", c.Dir)
+}
+
+// ProgressLine renders s as the one-line live progress.
+func ProgressLine(s Stats) string {
+	return fmt.Sprintf("%5.1fs  %7d ops  %4d kills  %3d pauses  %5d takeovers  %5d stale writes refused",
+		s.Elapsed.Seconds(), s.Ops, s.Kills, s.Pauses, s.Takeovers, s.Refused)
+}

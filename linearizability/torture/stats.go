@@ -1,0 +1,70 @@
+package torture
+
+import (
+	"bytes"
+	"io"
+	"os"
+	"path/filepath"
+	"time"
+)
+
+// Stats are a campaign's counts so far.
+type Stats struct {
+	Ops       int           // operations returned (the workers' return lines)
+	Kills     int           // workers SIGKILLed and reaped
+	Pauses    int           // SIGSTOP/SIGCONT pauses of at least Config.Pause, ended
+	Takeovers int           // leases taken over from a dead or silent holder
+	Refused   int           // fenced writes refused: a stale holder stopped
+	Started   int           // worker processes started, restarts included
+	Elapsed   time.Duration // since the campaign started
+}
+
+// tally counts the new bytes of the run directory's history and events
+// files since its last look, for the progress line.
+type tally struct {
+	dir     string
+	offsets map[string]int64
+	ops     int
+	notes   map[string]int
+}
+
+func newTally(dir string) *tally {
+	return &tally{dir: dir, offsets: map[string]int64{}, notes: map[string]int{}}
+}
+
+// update reads what was appended since the last update. Files that
+// cannot be read now are read on a later update.
+func (t *tally) update() {
+	retLine := []byte(`{"ev":"ret"`)
+	hist, _ := filepath.Glob(filepath.Join(t.dir, historyDir, "p*.jsonl"))
+	for _, f := range hist {
+		t.ops += bytes.Count(t.tail(f), retLine)
+	}
+	evs, _ := filepath.Glob(filepath.Join(t.dir, eventsDir, "p*.log"))
+	for _, f := range evs {
+		for _, w := range bytes.Split(t.tail(f), []byte("\n")) {
+			if len(w) > 0 {
+				t.notes[string(w)]++
+			}
+		}
+	}
+}
+
+// tail returns the whole lines appended to path since the last call.
+func (t *tally) tail(path string) []byte {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	if _, err := f.Seek(t.offsets[path], io.SeekStart); err != nil {
+		return nil
+	}
+	b, err := io.ReadAll(f)
+	if err != nil {
+		return nil
+	}
+	b = b[:bytes.LastIndexByte(b, '\n')+1] // a line being written is read next time
+	t.offsets[path] += int64(len(b))
+	return b
+}

@@ -1,0 +1,179 @@
+package torture
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/rivus/collab/gen"
+	"github.com/rivus/collab/lease"
+	lz "github.com/rivus/collab/linearizability"
+	"github.com/rivus/collab/platform"
+	"github.com/rivus/collab/policy"
+)
+
+// opTimeout bounds every operation of a worker, so that a worker whose
+// peer is paused holding a fence still ends its operation (as Unknown).
+const opTimeout = 5 * time.Second
+
+// worker is one worker process's state.
+type worker struct {
+	a      assignment
+	plat   *platform.Platform // the lock's platform: without SQLite for the file store
+	repo   lease.Repository
+	mgr    *lease.Manager
+	res    resource
+	rec    *lz.Recorder
+	events *os.File
+	rng    *rand.Rand
+	seq    int
+}
+
+// runWorker works until stop reaches its end (the controller closes
+// the worker's stdin), then closes everything it holds, recorded.
+func runWorker(a assignment, stop io.Reader) (err error) {
+	w, err := openWorker(a)
+	if err != nil {
+		return err
+	}
+	defer func() { err = errors.Join(err, w.close()) }()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		_, _ = io.Copy(io.Discard, stop)
+		cancel()
+	}()
+	for ctx.Err() == nil {
+		if err := w.round(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// openWorker opens the stores, the manager and the recorder.
+func openWorker(a assignment) (*worker, error) {
+	w := &worker{a: a, rng: rand.New(rand.NewPCG(uint64(a.Seed), uint64(a.Process)))}
+	p := platform.OS()
+	w.plat = p
+	var err error
+	switch a.Store {
+	case StoreSQLite:
+		w.repo, err = lease.OpenSQLiteRepository(p, filepath.Join(a.Dir, leasesDB))
+		if err == nil {
+			w.res, err = openSQLiteResource(p, a.Dir)
+		}
+	default:
+		w.plat = &platform.Platform{FS: p.FS, Process: p.Process, Clock: p.Clock}
+		w.repo, err = lease.OpenFileRepository(w.plat, filepath.Join(a.Dir, leasesFiles))
+		if err == nil {
+			w.res, err = openFileResource(a.Dir, a.Process)
+		}
+	}
+	if err != nil {
+		return nil, errors.Join(err, w.close())
+	}
+	if err := w.openRest(); err != nil {
+		return nil, errors.Join(err, w.close())
+	}
+	return w, nil
+}
+
+// openRest opens the files and the manager.
+func (w *worker) openRest() error {
+	pol, err := loadPolicy(w.a.Policy)
+	if err != nil {
+		return err
+	}
+	if w.events, err = appendFile(procFile(w.a.Dir, eventsDir, w.a.Process, ".log")); err != nil {
+		return err
+	}
+	hist, err := appendFile(procFile(w.a.Dir, historyDir, w.a.Process, ".jsonl"))
+	if err != nil {
+		return err
+	}
+	// The history file stays open until the process exits: the kernel
+	// keeps what was written whatever way it ends.
+	w.rec = lz.NewRecorder(hist, w.a.Process, platform.RealClock())
+	w.mgr, err = lease.NewManager(lease.Config{TTL: w.a.TTL, Heartbeat: w.a.Heartbeat,
+		Repository: w.repo, Platform: w.plat, Policy: pol, OnEvent: w.onEvent})
+	return err
+}
+
+// onEvent counts takeovers for the progress line.
+func (w *worker) onEvent(e lease.Event) {
+	if e.Kind == lease.TakenOver {
+		w.note(noteTakeover)
+	}
+}
+
+// note appends one word to the events file, in one write.
+func (w *worker) note(word string) { _, _ = w.events.WriteString(word + "\n") }
+
+func (w *worker) close() error {
+	var errs []error
+	if w.mgr != nil {
+		errs = append(errs, w.mgr.Close())
+	}
+	if w.res != nil {
+		errs = append(errs, w.res.close())
+	}
+	if c, ok := w.repo.(io.Closer); ok {
+		errs = append(errs, c.Close())
+	}
+	if w.events != nil {
+		errs = append(errs, w.events.Close())
+	}
+	return errors.Join(errs...)
+}
+
+// appendFile opens path for appending, creating it.
+func appendFile(path string) (*os.File, error) {
+	return os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
+}
+
+// loadPolicy compiles the lease spec at path; "" is the shipped policy.
+func loadPolicy(path string) (policy.Policy, error) {
+	if path == "" {
+		return nil, nil
+	}
+	src, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	spec, err := gen.Parse(path, src)
+	if err != nil {
+		return nil, err
+	}
+	t, err := gen.Validate(spec)
+	if err != nil {
+		return nil, err
+	}
+	return policy.Compile(t), nil
+}
+
+// round does one random thing: a lease round (most often) or a process
+// lock round, on a random key, after a short random pause.
+func (w *worker) round() error {
+	key := fmt.Sprintf("k%d", w.rng.IntN(w.a.Keys))
+	w.nap()
+	if w.rng.IntN(5) == 0 {
+		return w.lockRound(key)
+	}
+	return w.leaseRound(key)
+}
+
+// nap sleeps a few milliseconds, and now and then most of a TTL (holding
+// whatever it holds), so that renewals, pauses and takeovers meet.
+func (w *worker) nap() {
+	d := time.Duration(w.rng.IntN(5)) * time.Millisecond
+	if w.rng.IntN(20) == 0 {
+		d = w.a.TTL * time.Duration(1+w.rng.IntN(8)) / 10
+	}
+	time.Sleep(d)
+}
