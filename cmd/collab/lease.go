@@ -27,9 +27,13 @@ type store struct {
 	close func() error
 }
 
-// openStore opens STORE: "dir:PATH" for the file repository, anything
-// else a SQLite database path.
+// openStore opens STORE: "dir:PATH" for the file repository, a
+// postgres:// or postgresql:// URL for PostgreSQL, anything else a SQLite
+// database path.
 func openStore(p *platform.Platform, spec string) (store, error) {
+	if isPostgresURL(spec) {
+		return openPostgresStore(spec)
+	}
 	if dir, ok := strings.CutPrefix(spec, "dir:"); ok {
 		r, err := lease.OpenFileRepository(p, dir)
 		return store{r, func() error { return nil }}, err
@@ -60,7 +64,7 @@ func runLease(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 func runLeaseRun(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("collab lease run", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	storeSpec := fs.String("store", "", "a SQLite file path, or dir:PATH for one JSON file per key")
+	storeSpec := fs.String("store", "", "a SQLite file path, dir:PATH for one JSON file per key, or a postgres:// URL")
 	key := fs.String("key", "", "the key to lease")
 	ttl := fs.Duration("ttl", time.Minute, "the lease's time to live")
 	heartbeat := fs.Duration("heartbeat", 15*time.Second, "how often to renew (at most ttl/2)")
@@ -150,7 +154,7 @@ type leaseRow struct {
 func runLeaseLs(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("collab lease ls", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	storeSpec := fs.String("store", "", "a SQLite file path, or dir:PATH")
+	storeSpec := fs.String("store", "", "a SQLite file path, dir:PATH, or a postgres:// URL")
 	asJSON := fs.Bool("json", false, "print JSON lines")
 	if err := fs.Parse(args); err != nil || fs.NArg() != 0 {
 		fmt.Fprintln(stderr, "usage: collab lease ls --store STORE [--json]")

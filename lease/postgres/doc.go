@@ -1,0 +1,62 @@
+// Package postgres keeps leases in a PostgreSQL database, so that
+// holders on several hosts share them.
+//
+// [Open] connects with a pgxpool.Pool and sets up the schema
+// idempotently, in one transaction under a transaction-level advisory
+// lock (so that processes opening a new database at once do not race on
+// CREATE TABLE):
+//
+//	CREATE TABLE IF NOT EXISTS collab_lease_schema (
+//		id      integer PRIMARY KEY CHECK (id = 1),
+//		version integer NOT NULL                     -- 1
+//	);
+//	CREATE TABLE IF NOT EXISTS collab_leases (
+//		key        text    PRIMARY KEY,
+//		revision   bigint  NOT NULL CHECK (revision > 0),
+//		generation bigint  NOT NULL,                 -- the Token's bits
+//		holder     text    NOT NULL,                 -- platform.Identity JSON
+//		released   boolean NOT NULL,
+//		renewed_at text    NOT NULL,                 -- RFC 3339, nanoseconds
+//		ttl_ns     bigint  NOT NULL
+//	);
+//
+// renewed_at is text rather than timestamptz, which keeps microseconds
+// only: a record reads back exactly as it was written, zone included. A
+// database of another schema version fails to open with a
+// *lease.SchemaError wrapped in a *lease.RepositoryError, and is not
+// changed. [WithSchema] puts the tables in a PostgreSQL schema of their
+// own.
+//
+// # Writes
+//
+// Save is one conditional statement: INSERT ... ON CONFLICT DO NOTHING
+// for a new record, UPDATE ... WHERE key = $1 AND revision = $2 for
+// others. PostgreSQL's row locks make two writers of one revision
+// serialise, and the second finds the revision moved, so exactly one
+// succeeds. No row written means a conflict; the stored revision the
+// *lease.RevisionConflictError reports is then read by a second
+// statement. SaveBatch sends the statements of all its writes in one
+// pipeline, which the server runs as one implicit transaction: the
+// manager's heartbeat of many leases costs one round trip.
+//
+// # Fences
+//
+// A fence is a session-level advisory lock, pg_try_advisory_lock of a
+// 64-bit FNV-1a hash of the table's qualified name and the key, held on a
+// connection of a second pool that only fences use (so that fenced work,
+// however long and however many, never takes the connections that
+// heartbeats need). The connection stays with the fence until unlock. If
+// the connection or its process dies, the server ends the session and
+// drops the lock. A waiter polls, on the platform's clock, with a wait of
+// 1 ms doubling to 100 ms with jitter, until the lock is free or its
+// context ends; waiters of one repository queue in the process first, so
+// only one of them polls. Two keys whose hashes collide share a fence,
+// which costs waiting, never safety.
+//
+// # Hosts
+//
+// The manager cannot probe processes of another host (another boot id):
+// it judges their leases by the TTL alone, counted on its own monotonic
+// clock from when it first saw the holder's current record. Hosts need
+// no synchronised clocks.
+package postgres

@@ -1,0 +1,143 @@
+package postgres
+
+import (
+	"context"
+	"hash/fnv"
+	"math/rand/v2"
+	"sync"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/rivus/collab/platform"
+)
+
+// Backoff between attempts at an advisory lock that another session
+// holds. A blocking pg_advisory_lock would need the query cancelled on
+// the context's end, which in pgx closes the connection; a waiter polls
+// instead, quickly at first, then at most every maxBackoff, which bounds
+// how late it notices a released fence.
+const (
+	minBackoff = time.Millisecond
+	maxBackoff = 100 * time.Millisecond
+)
+
+// unlockTimeout bounds the unlock statement; after it, the connection is
+// closed, which drops the lock too.
+const unlockTimeout = 5 * time.Second
+
+// fences are per-key advisory locks, each held on a connection of pool
+// until its unlock.
+type fences struct {
+	pool  *pgxpool.Pool
+	clock platform.Clock
+	space string // the qualified table, so that tables keep their fences apart
+	local keyLocks
+}
+
+// lockID is the advisory lock of key: 64 bits of FNV-1a over the table's
+// name and the key.
+func (f *fences) lockID(key string) int64 {
+	h := fnv.New64a()
+	h.Write([]byte(f.space))
+	h.Write([]byte{0})
+	h.Write([]byte(key))
+	return int64(h.Sum64())
+}
+
+// Fence holds key's advisory lock on a connection of its own until
+// unlock (idempotent).
+func (r *Repository) Fence(ctx context.Context, key string) (func(), error) {
+	if err := begin(ctx, key); err != nil {
+		return nil, err
+	}
+	unlockLocal, err := r.fences.local.lock(ctx, key)
+	if err != nil {
+		return nil, err
+	}
+	conn, err := r.fences.wait(ctx, key)
+	if err != nil {
+		unlockLocal()
+		return nil, err
+	}
+	id := r.fences.lockID(key)
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			// The server first, so that a local waiter finds it free.
+			release(conn, id)
+			unlockLocal()
+		})
+	}, nil
+}
+
+// wait polls for key's lock until it holds it, on the returned connection.
+func (f *fences) wait(ctx context.Context, key string) (*pgxpool.Conn, error) {
+	id := f.lockID(key)
+	var timer platform.Timer
+	delay := minBackoff
+	for {
+		conn, held, err := f.try(ctx, key, id)
+		if err != nil || held {
+			return conn, err
+		}
+		if timer == nil {
+			timer = f.clock.NewTimer(jitter(delay))
+		} else {
+			timer.Reset(jitter(delay))
+		}
+		select {
+		case <-timer.C():
+		case <-ctx.Done():
+			timer.Stop()
+			return nil, context.Cause(ctx)
+		}
+		delay = min(2*delay, maxBackoff)
+	}
+}
+
+// try makes one attempt at lock id, returning the connection that holds
+// it, or held false when another session holds it.
+func (f *fences) try(ctx context.Context, key string, id int64) (*pgxpool.Conn, bool, error) {
+	conn, err := f.pool.Acquire(ctx)
+	if err != nil {
+		return nil, false, fail(ctx, "fence", key, err)
+	}
+	var held bool
+	if err := conn.QueryRow(ctx, "SELECT pg_try_advisory_lock($1)", id).Scan(&held); err != nil {
+		// The lock may have been taken before the failure: end the
+		// session, which drops it.
+		discard(conn)
+		return nil, false, fail(ctx, "fence", key, err)
+	}
+	if !held {
+		conn.Release()
+		return nil, false, nil
+	}
+	return conn, true, nil
+}
+
+// release unlocks id on conn and gives conn back to the pool, or, if the
+// unlock fails, closes it, which ends the session and drops the lock.
+func release(conn *pgxpool.Conn, id int64) {
+	ctx, cancel := context.WithTimeout(context.Background(), unlockTimeout)
+	defer cancel()
+	var unlocked bool
+	if err := conn.QueryRow(ctx, "SELECT pg_advisory_unlock($1)", id).Scan(&unlocked); err != nil || !unlocked {
+		discard(conn)
+		return
+	}
+	conn.Release()
+}
+
+// discard closes conn instead of returning it to the pool.
+func discard(conn *pgxpool.Conn) {
+	ctx, cancel := context.WithTimeout(context.Background(), unlockTimeout)
+	defer cancel()
+	_ = conn.Hijack().Close(ctx)
+}
+
+// jitter returns a duration between d/2 and d, so that waiters of several
+// processes do not retry in step.
+func jitter(d time.Duration) time.Duration {
+	return d/2 + rand.N(d/2+1)
+}

@@ -1,0 +1,115 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/rivus/collab/lease"
+	"github.com/rivus/collab/platform"
+)
+
+// Repository keeps lease records in a PostgreSQL table and its fences in
+// advisory locks. It is safe for concurrent use, and by processes on any
+// number of hosts. See the package documentation.
+type Repository struct {
+	pool   *pgxpool.Pool // loads and saves
+	fences *fences
+	where  string // the database and table, for messages
+	q      queries
+}
+
+var (
+	_ lease.Repository = (*Repository)(nil)
+	_ lease.BatchSaver = (*Repository)(nil)
+	_ lease.Lister     = (*Repository)(nil)
+)
+
+// Option changes how Open sets up the repository.
+type Option func(*options)
+
+type options struct {
+	schema string
+	clock  platform.Clock
+}
+
+// WithSchema keeps the tables in the PostgreSQL schema name, created if
+// missing, instead of the connection's current schema (normally public).
+func WithSchema(name string) Option {
+	return func(o *options) { o.schema = name }
+}
+
+// WithClock makes fence waiters back off on clock instead of the real
+// clock.
+func WithClock(clock platform.Clock) Option {
+	return func(o *options) { o.clock = clock }
+}
+
+// Open connects to the database at url (postgres://... or a key=value
+// connection string), and creates or checks the schema. Failures are
+// *lease.RepositoryError; an unknown schema version wraps a
+// *lease.SchemaError and leaves the database untouched.
+func Open(ctx context.Context, url string, opts ...Option) (*Repository, error) {
+	o := options{clock: platform.RealClock()}
+	for _, opt := range opts {
+		opt(&o)
+	}
+	cfg, err := pgxpool.ParseConfig(url)
+	if err != nil {
+		// The message may quote the URL, password included: keep it out.
+		return nil, &lease.RepositoryError{Op: "open", Err: errors.New("cannot parse the PostgreSQL connection string")}
+	}
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		return nil, &lease.RepositoryError{Op: "open", Err: err}
+	}
+	r, err := setup(ctx, pool, cfg, o)
+	if err != nil {
+		pool.Close()
+		return nil, err
+	}
+	return r, nil
+}
+
+// setup creates the schema and the fence pool of a new repository.
+func setup(ctx context.Context, pool *pgxpool.Pool, cfg *pgxpool.Config, o options) (*Repository, error) {
+	table := pgx.Identifier{"collab_leases"}
+	version := pgx.Identifier{"collab_lease_schema"}
+	if o.schema != "" {
+		table = pgx.Identifier{o.schema, "collab_leases"}
+		version = pgx.Identifier{o.schema, "collab_lease_schema"}
+	}
+	where := fmt.Sprintf("database %s on %s, table %s", cfg.ConnConfig.Database, cfg.ConnConfig.Host, table.Sanitize())
+	if err := setupSchema(ctx, pool, o.schema, table, version, where); err != nil {
+		return nil, err
+	}
+	fencePool, err := pgxpool.NewWithConfig(ctx, cfg.Copy())
+	if err != nil {
+		return nil, &lease.RepositoryError{Op: "open", Err: err}
+	}
+	return &Repository{
+		pool:   pool,
+		fences: &fences{pool: fencePool, clock: o.clock, space: table.Sanitize()},
+		where:  where,
+		q:      newQueries(table.Sanitize()),
+	}, nil
+}
+
+// Close closes both pools, waiting for connections in use to come back:
+// unlock every fence and end every call first.
+func (r *Repository) Close() error {
+	r.pool.Close()
+	r.fences.pool.Close()
+	return nil
+}
+
+// fail returns the cause of ctx if it ended (pgx reports an interrupted
+// query as its own error), else a *lease.RepositoryError.
+func fail(ctx context.Context, op, key string, err error) error {
+	if ctx.Err() != nil {
+		return context.Cause(ctx)
+	}
+	return &lease.RepositoryError{Op: op, Key: key, Err: err}
+}

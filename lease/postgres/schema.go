@@ -1,0 +1,72 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/rivus/collab/lease"
+)
+
+// schemaVersion is the schema this package reads and writes.
+const schemaVersion = 1
+
+// setupLock is the advisory lock that serialises schema set-ups: two
+// sessions running CREATE TABLE IF NOT EXISTS at once can both pass the
+// check and one of them then fails on the catalog's unique index.
+const setupLock = 0x636f6c6c61620001 // "collab", 1
+
+// setupSchema creates the tables if missing and checks the version, in
+// one transaction under setupLock.
+func setupSchema(ctx context.Context, pool *pgxpool.Pool, schema string, table, version pgx.Identifier, where string) error {
+	failed := func(err error) error {
+		return fail(ctx, "open", "", fmt.Errorf("%s: %w", where, err))
+	}
+	err := pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock($1)", int64(setupLock)); err != nil {
+			return err
+		}
+		if schema != "" {
+			if _, err := tx.Exec(ctx, "CREATE SCHEMA IF NOT EXISTS "+pgx.Identifier{schema}.Sanitize()); err != nil {
+				return err
+			}
+		}
+		v := version.Sanitize()
+		for _, q := range []string{
+			"CREATE TABLE IF NOT EXISTS " + v + " (id integer PRIMARY KEY CHECK (id = 1), version integer NOT NULL)",
+			"INSERT INTO " + v + " (id, version) VALUES (1, 1) ON CONFLICT (id) DO NOTHING",
+		} {
+			if _, err := tx.Exec(ctx, q); err != nil {
+				return err
+			}
+		}
+		var found int64
+		if err := tx.QueryRow(ctx, "SELECT version FROM "+v+" WHERE id = 1").Scan(&found); err != nil {
+			return err
+		}
+		if found != schemaVersion {
+			return &lease.SchemaError{Path: where, Version: found, Supported: schemaVersion}
+		}
+		_, err := tx.Exec(ctx, "CREATE TABLE IF NOT EXISTS "+table.Sanitize()+` (
+	key        text    PRIMARY KEY,
+	revision   bigint  NOT NULL CHECK (revision > 0),
+	generation bigint  NOT NULL,
+	holder     text    NOT NULL,
+	released   boolean NOT NULL,
+	renewed_at text    NOT NULL,
+	ttl_ns     bigint  NOT NULL
+)`)
+		return err
+	})
+	var se *lease.SchemaError
+	switch {
+	case err == nil:
+		return nil
+	case errors.As(err, &se):
+		return &lease.RepositoryError{Op: "open", Err: se}
+	default:
+		return failed(err)
+	}
+}
