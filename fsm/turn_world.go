@@ -295,7 +295,7 @@ func TurnModel(p policy.Policy, b TurnBounds) (modelcheck.Model[TurnWorld], erro
 		}
 	}
 	model := modelcheck.Model[TurnWorld]{
-		Name:       "turn " + p.Name(),
+		Name:       fmt.Sprintf("turn world of %s (%d tasks, %d takes by another process)", p.Name(), b.Tasks, b.OtherTakes),
 		Init:       m.initial(b),
 		Next:       m.next,
 		Invariants: m.invariants(),
