@@ -26,7 +26,8 @@ func runDemo(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("collab demo", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	duration := fs.Duration("duration", 25*time.Second, "how long the campaign makes faults")
-	store := fs.String("store", torture.StoreSQLite, "the lease store: sqlite or file")
+	store := fs.String("store", torture.StoreSQLite, "the lease store: sqlite, file or postgres")
+	pgURL := fs.String("postgres-url", "", "the PostgreSQL database of --store postgres (the run's tables go in a schema of their own)")
 	seed := fs.Int64("seed", 0, "the seed of every random choice (0: from the clock); printed to replay a run")
 	workers := fs.Int("workers", torture.DefaultWorkers, "worker processes running at once")
 	dir := fs.String("dir", "", "the run directory (default: a new temporary directory, kept)")
@@ -46,7 +47,7 @@ func runDemo(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	if *seed == 0 {
 		*seed = time.Now().UnixNano()
 	}
-	cfg := torture.Config{Dir: *dir, Store: *store, Seed: *seed, Workers: *workers, Keys: *keys, Duration: *duration,
+	cfg := torture.Config{Dir: *dir, Store: *store, PostgresURL: *pgURL, Seed: *seed, Workers: *workers, Keys: *keys, Duration: *duration,
 		PauseEvery: *pauseEvery, MinOps: *minOps, MinKills: *minKills, MinPauses: *minPauses,
 		HTML: *html, WriteHTML: true, Command: workerCommand}
 	check := cfg

@@ -10,6 +10,9 @@ import (
 const (
 	StoreSQLite = "sqlite" // lease.OpenSQLiteRepository, a SQLite resource, SQLite process locks
 	StoreFile   = "file"   // lease.OpenFileRepository, a JSON file a key, lock-file process locks
+	// StorePostgres is lease/postgres at PostgresURL and a table of the
+	// run's schema, with SQLite process locks.
+	StorePostgres = "postgres"
 )
 
 // Config describes a campaign. Zero fields take the defaults that
@@ -18,8 +21,16 @@ type Config struct {
 	// Dir is the run directory: the lease store, the resource, the
 	// process locks and every process's history live in it. Required.
 	Dir string
-	// Store is StoreSQLite (default) or StoreFile.
+	// Store is StoreSQLite (default), StoreFile or StorePostgres.
 	Store string
+	// PostgresURL is the database of StorePostgres (required with it).
+	PostgresURL string
+	// PostgresSchema is the PostgreSQL schema that holds the run's
+	// tables; "" means a new one named after the seed and the time, so
+	// that runs never share tables.
+	PostgresSchema string
+	// Server makes faults of the store's server (StorePostgres).
+	Server ServerConfig
 	// Seed drives every random choice of the controller and the workers
 	// (worker i of a run uses Seed and i), so a run can be replayed with
 	// its seed; the timing of real processes still differs. 0 means 1.
@@ -112,6 +123,7 @@ func (c Config) WithDefaults() Config {
 	set(&c.KillEvery, DefaultKillEvery)
 	set(&c.PauseEvery, DefaultPauseEvery)
 	set(&c.Pause, c.TTL)
+	c.Server = c.Server.withDefaults(c.TTL)
 	if c.HTML == "" && c.Dir != "" {
 		c.HTML = filepath.Join(c.Dir, "history.html")
 	}
@@ -127,8 +139,10 @@ func (c Config) Validate() error {
 	switch {
 	case c.Dir == "":
 		return bad("Dir", "is empty")
-	case c.Store != StoreSQLite && c.Store != StoreFile:
-		return bad("Store", "is %q; want %q or %q", c.Store, StoreSQLite, StoreFile)
+	case c.Store != StoreSQLite && c.Store != StoreFile && c.Store != StorePostgres:
+		return bad("Store", "is %q; want %q, %q or %q", c.Store, StoreSQLite, StoreFile, StorePostgres)
+	case c.Store == StorePostgres && c.PostgresURL == "":
+		return bad("PostgresURL", "is empty with store %q", c.Store)
 	case c.Workers < 2 || c.Workers > 64:
 		return bad("Workers", "is %d; want 2 to 64", c.Workers)
 	case c.Keys < 1 || c.Keys > 1000:
@@ -148,7 +162,7 @@ func (c Config) Validate() error {
 	case c.Command != nil && len(c.Command) == 0:
 		return bad("Command", "is empty; want nil (this executable) or a program")
 	}
-	return nil
+	return c.Server.validate()
 }
 
 // ConfigError reports an invalid campaign configuration.

@@ -30,7 +30,10 @@ func TestConfigValidate(t *testing.T) {
 		edit  func(*Config)
 	}{
 		{"Dir", func(c *Config) { c.Dir = "" }},
-		{"Store", func(c *Config) { c.Store = "postgres" }},
+		{"Store", func(c *Config) { c.Store = "mysql" }},
+		{"PostgresURL", func(c *Config) { c.Store = StorePostgres }},
+		{"Server.Outage", func(c *Config) { c.Server.Outage = -1 }},
+		{"Server.Faults", func(c *Config) { c.Server.MinStops = 1 }},
 		{"Workers", func(c *Config) { c.Workers = 1 }},
 		{"Keys", func(c *Config) { c.Keys = -1 }},
 		{"Heartbeat", func(c *Config) { c.Heartbeat = c.TTL }},

@@ -31,6 +31,12 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	}
 	ctx, cancel := context.WithTimeout(ctx, cfg.Deadline-2*cfg.CheckTimeout)
 	defer cancel()
+	if cfg.Store == StorePostgres {
+		var err error
+		if cfg, err = preparePostgres(ctx, cfg); err != nil {
+			return nil, err
+		}
+	}
 	c, err := newController(cfg)
 	if err != nil {
 		return nil, err
@@ -96,11 +102,13 @@ type TargetError struct {
 
 func (e *TargetError) Error() string {
 	s, c := e.Stats, e.Config
-	return fmt.Sprintf("torture: deadline %v passed with %d/%d operations, %d/%d kills, %d/%d pauses",
-		c.Deadline, s.Ops, c.MinOps, s.Kills, c.MinKills, s.Pauses, c.MinPauses)
+	return fmt.Sprintf("torture: deadline %v passed with %d/%d operations, %d/%d kills, %d/%d pauses, %d/%d server stops, %d/%d server pauses",
+		c.Deadline, s.Ops, c.MinOps, s.Kills, c.MinKills, s.Pauses, c.MinPauses,
+		s.ServerStops, c.Server.MinStops, s.ServerPauses, c.Server.MinPauses)
 }
 
 // met reports whether s reaches c's targets.
 func met(s Stats, c Config) bool {
-	return s.Elapsed >= c.Duration && s.Ops >= c.MinOps && s.Kills >= c.MinKills && s.Pauses >= c.MinPauses
+	return s.Elapsed >= c.Duration && s.Ops >= c.MinOps && s.Kills >= c.MinKills && s.Pauses >= c.MinPauses &&
+		s.ServerStops >= c.Server.MinStops && s.ServerPauses >= c.Server.MinPauses
 }

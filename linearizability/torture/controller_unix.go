@@ -36,6 +36,7 @@ type controller struct {
 	stats    Stats
 	tally    *tally
 	start    time.Time
+	srv      serverState
 }
 
 func newController(cfg Config) (*controller, error) {
@@ -56,7 +57,7 @@ func (c *controller) run(ctx context.Context) (Stats, error) {
 			return c.snapshot(), err
 		}
 	}
-	err := c.loop(ctx)
+	err := errors.Join(c.loop(ctx), c.endServerFault()) // the workers close their leases on a running server
 	return c.snapshot(), errors.Join(err, c.stopAll())
 }
 
@@ -64,6 +65,7 @@ func (c *controller) run(ctx context.Context) (Stats, error) {
 // ends (then the targets were missed).
 func (c *controller) loop(ctx context.Context) error {
 	nextKill, nextPause := c.after(c.cfg.KillEvery), c.after(c.cfg.PauseEvery)
+	c.startServerFaults()
 	progress := time.NewTicker(500 * time.Millisecond)
 	defer progress.Stop()
 	timer := time.NewTimer(0)
@@ -76,13 +78,15 @@ func (c *controller) loop(ctx context.Context) error {
 			err, nextKill = c.killOne(), c.after(c.cfg.KillEvery)
 		case !nextPause.IsZero() && !now.Before(nextPause):
 			err, nextPause = c.pauseOne(), c.after(c.cfg.PauseEvery)
+		case !c.srv.next.IsZero() && !now.Before(c.srv.next):
+			err = c.serverFault()
 		default:
 			err = c.resumeDue(now)
 		}
 		if err != nil {
 			return err
 		}
-		timer.Reset(time.Until(c.wake(nextKill, nextPause)))
+		timer.Reset(time.Until(c.wake(nextKill, nextPause, c.srv.next)))
 		select {
 		case <-ctx.Done():
 			if !errors.Is(ctx.Err(), context.DeadlineExceeded) {
@@ -228,6 +232,8 @@ func (c *controller) snapshot() Stats {
 	s.Ops = c.tally.ops
 	s.Takeovers = c.tally.notes[noteTakeover]
 	s.Refused = c.tally.notes[noteRefused]
+	s.Lost = c.tally.notes[noteLost]
+	s.Outages = slices.Clone(s.Outages)
 	s.Elapsed = time.Since(c.start)
 	return s
 }
@@ -266,6 +272,7 @@ func (c *controller) stopAll() error {
 // close kills and reaps whatever still runs (on an error path), then
 // closes the controller's history file.
 func (c *controller) close() error {
+	srvErr := c.endServerFault() // on an error path: leave the server running
 	for _, ch := range c.children {
 		ch.kill()
 	}
@@ -274,5 +281,5 @@ func (c *controller) close() error {
 		<-ch.done // SIGKILL cannot be ignored: the wait is short
 	}
 	c.children = nil
-	return c.hist.Close()
+	return errors.Join(srvErr, c.hist.Close())
 }

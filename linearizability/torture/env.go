@@ -22,6 +22,9 @@ type assignment struct {
 	TTL       time.Duration `json:"ttl"`
 	Heartbeat time.Duration `json:"heartbeat"`
 	Policy    string        `json:"policy,omitempty"`
+	// PostgresURL and Schema locate StorePostgres.
+	PostgresURL string `json:"postgresURL,omitempty"`
+	Schema      string `json:"schema,omitempty"`
 }
 
 // The layout of a run directory.

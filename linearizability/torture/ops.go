@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/rivus/collab/lease"
 	lz "github.com/rivus/collab/linearizability"
@@ -14,6 +15,7 @@ import (
 const (
 	noteTakeover = "takeover"
 	noteRefused  = "refused" // a fenced write refused: a stale holder stopped
+	noteLost     = "lost"    // a holder declared its lease lost
 )
 
 // Outputs the operations record.
@@ -37,7 +39,13 @@ func (w *worker) record(key string, k lz.Kind, in lz.Input, do func(ctx context.
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), opTimeout)
 	defer cancel()
-	return p.End(do(ctx))
+	out := do(ctx)
+	if out.Status == lz.Unknown {
+		// The store is likely down (a server stopped): back off rather
+		// than fill the history with failures the checker must place.
+		defer time.Sleep(w.a.TTL / 2)
+	}
+	return p.End(out)
 }
 
 // leaseRound acquires key's lease; holding it, makes one to three

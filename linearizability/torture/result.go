@@ -71,7 +71,11 @@ func (r *Result) Print(w io.Writer) {
 	s := r.Stats
 	fmt.Fprintf(w, "faults: %d SIGKILLs, %d SIGSTOP/SIGCONT pauses of at least %v, %d worker processes\n",
 		s.Kills, s.Pauses, c.Pause, s.Started)
-	fmt.Fprintf(w, "leases: %d takeovers, %d stale fenced writes refused\n", s.Takeovers, s.Refused)
+	if c.Server.Faults != nil {
+		fmt.Fprintf(w, "server faults: %d stops, %d postmaster pauses, of %v to %v\n",
+			s.ServerStops, s.ServerPauses, c.Server.Outage, 2*c.Server.Outage)
+	}
+	fmt.Fprintf(w, "leases: %d takeovers, %d declared lost, %d stale fenced writes refused\n", s.Takeovers, s.Lost, s.Refused)
 	rep := r.Report
 	fmt.Fprintf(w, "porcupine: %s (%d operations, %d objects, %d of unknown outcome, checked in %v)\n",
 		rep.Verdict, rep.Ops, rep.Keys, rep.Uncertain, rep.Elapsed.Round(time.Millisecond))

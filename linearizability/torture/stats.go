@@ -17,6 +17,11 @@ type Stats struct {
 	Refused   int           // fenced writes refused: a stale holder stopped
 	Started   int           // worker processes started, restarts included
 	Elapsed   time.Duration // since the campaign started
+	Lost      int           // leases their holders declared lost
+	// ServerStops and ServerPauses count the server faults ended, and
+	// Outages lists them.
+	ServerStops, ServerPauses int
+	Outages                   []Outage
 }
 
 // tally counts the new bytes of the run directory's history and events

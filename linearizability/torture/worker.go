@@ -30,6 +30,7 @@ type worker struct {
 	res    resource
 	rec    *lz.Recorder
 	events *os.File
+	losses *os.File // the leases it declared lost
 	rng    *rand.Rand
 	seq    int
 }
@@ -68,6 +69,8 @@ func openWorker(a assignment) (*worker, error) {
 		if err == nil {
 			w.res, err = openSQLiteResource(p, a.Dir)
 		}
+	case StorePostgres:
+		w.repo, w.res, err = openPostgres(a)
 	default:
 		w.plat = &platform.Platform{FS: p.FS, Process: p.Process, Clock: p.Clock}
 		w.repo, err = lease.OpenFileRepository(w.plat, filepath.Join(a.Dir, leasesFiles))
@@ -93,6 +96,9 @@ func (w *worker) openRest() error {
 	if w.events, err = appendFile(procFile(w.a.Dir, eventsDir, w.a.Process, ".log")); err != nil {
 		return err
 	}
+	if w.losses, err = appendFile(procFile(w.a.Dir, eventsDir, w.a.Process, lossExt)); err != nil {
+		return err
+	}
 	hist, err := appendFile(procFile(w.a.Dir, historyDir, w.a.Process, ".jsonl"))
 	if err != nil {
 		return err
@@ -105,10 +111,13 @@ func (w *worker) openRest() error {
 	return err
 }
 
-// onEvent counts takeovers for the progress line.
+// onEvent counts takeovers and losses for the progress line.
 func (w *worker) onEvent(e lease.Event) {
-	if e.Kind == lease.TakenOver {
+	switch e.Kind {
+	case lease.TakenOver:
 		w.note(noteTakeover)
+	case lease.Lost:
+		w.noteLoss(e)
 	}
 }
 
@@ -128,6 +137,9 @@ func (w *worker) close() error {
 	}
 	if w.events != nil {
 		errs = append(errs, w.events.Close())
+	}
+	if w.losses != nil {
+		errs = append(errs, w.losses.Close())
 	}
 	return errors.Join(errs...)
 }
