@@ -2,27 +2,34 @@ package modelcheck
 
 import (
 	"fmt"
-	"hash/maphash"
 	"time"
 )
 
-// progressCheckMask sets how often (in new worlds) the clock is read for
-// the timeout and progress lines: reading it every time would cost more
-// than exploring.
-const progressCheckMask = 1<<14 - 1
+const (
+	// progressCheckMask sets how often (in new worlds) the clock is read
+	// for the timeout and progress lines: reading it every time would cost
+	// more than exploring.
+	progressCheckMask = 1<<14 - 1
+	// batchMoves is about how many moves are gathered before they are
+	// probed: enough for their cache misses to overlap, few enough for the
+	// slots they touch to stay in the cache until they are probed.
+	batchMoves = 512
+)
 
 // Check explores every world of m reachable from its initial worlds, within
 // opts' limits, and returns the verdict.
 func Check[W comparable](m Model[W], opts Options) Result[W] {
-	s := &search[W]{m: m, opts: opts, start: time.Now(), exact: map[W]struct{}{}}
+	s := &search[W]{m: m, opts: opts, start: time.Now(), hasher: newHasher[W]()}
 	if opts.Fingerprint {
-		s.exact, s.prints, s.seed = nil, map[uint64]struct{}{}, maphash.MakeSeed()
+		s.prints = newPrintSet()
+	} else {
+		s.exact = newWorldSet[W]()
 	}
 	if opts.ProgressEvery <= 0 {
 		s.opts.ProgressEvery = 5 * time.Second
 	}
 	s.nextReport = s.opts.ProgressEvery
-	s.yield = s.onMove
+	s.collect = s.onMove
 	s.run()
 	return s.result
 }
@@ -33,9 +40,9 @@ type search[W comparable] struct {
 	start  time.Time
 	result Result[W]
 
-	exact  map[W]struct{}      // visited worlds, unless fingerprinting
-	prints map[uint64]struct{} // visited fingerprints, when fingerprinting
-	seed   maphash.Seed
+	hasher hasher[W]
+	exact  *worldSet[W] // visited worlds, unless fingerprinting
+	prints *printSet    // visited fingerprints, when fingerprinting
 
 	// parent and ordinal, indexed by discovery order, rebuild traces: the
 	// world was reached from parent[i] by its ordinal[i]-th move (for an
@@ -43,12 +50,13 @@ type search[W comparable] struct {
 	parent  []int32
 	ordinal []uint32
 
-	next       []node[W] // the frontier one level down
-	cur        node[W]   // the world being expanded
-	curMoves   uint32    // moves yielded so far by cur
-	stop       bool      // a violation or limit ends the search
-	yield      func(string, W)
-	nextReport time.Duration
+	level, next []node[W] // the level being expanded and the one below
+	moves       []move[W] // the moves of a batch of the level, in order
+	ends        []int     // where each world's moves end in moves
+	collect     func(string, W)
+	sink        uint32 // keeps prefetch's reads from being optimised away
+	stop        bool   // a violation or limit ends the search
+	nextReport  time.Duration
 }
 
 type node[W comparable] struct {
@@ -56,62 +64,114 @@ type node[W comparable] struct {
 	index int32
 }
 
+// move is one move gathered from Next: to is the world it yields, key its
+// canonical form, which the visited set holds, and hash key's hash.
+type move[W comparable] struct {
+	label   string
+	to, key W
+	hash    uint64
+}
+
 func (s *search[W]) run() {
 	s.result.Model = s.m.Name
 	for i, w := range s.m.Init {
-		s.visit(w, -1, uint32(i), "init")
+		w = s.canonical(w)
+		s.visit(&w, s.hasher.hash(&w), -1, uint32(i))
 		if s.stop {
 			return
 		}
 	}
 	for len(s.next) > 0 && !s.stop {
-		level := s.next
-		s.next = nil
+		s.level, s.next = s.next, s.level[:0]
 		s.result.Depth++
-		for _, n := range level {
-			s.expand(n)
-			if s.stop {
+		for rest := s.level; len(rest) > 0 && !s.stop; {
+			rest = s.expandBatch(rest)
+		}
+	}
+	if !s.stop {
+		s.finish(Passed, "")
+	}
+}
+
+// expandBatch expands worlds from the start of level until about
+// batchMoves moves are gathered, and returns the worlds left. It gathers
+// the moves first, then reads their slots, then checks and visits them in
+// the order Next yielded them, as if each were visited when yielded.
+func (s *search[W]) expandBatch(level []node[W]) []node[W] {
+	s.moves, s.ends = s.moves[:0], s.ends[:0]
+	n := 0
+	for n < len(level) && len(s.moves) < batchMoves {
+		s.m.Next(level[n].world, s.collect)
+		s.ends = append(s.ends, len(s.moves))
+		n++
+	}
+	s.prefetch()
+	start := 0
+	for i, end := range s.ends {
+		s.expand(&level[i], s.moves[start:end])
+		if s.stop {
+			break
+		}
+		start = end
+	}
+	return level[n:]
+}
+
+// onMove is Next's yield: it gathers the move.
+func (s *search[W]) onMove(label string, to W) {
+	key := s.canonical(to)
+	s.moves = append(s.moves, move[W]{label: label, to: to, key: key, hash: s.hasher.hash(&key)})
+}
+
+// prefetch reads the home slot of every gathered move. The reads do not
+// depend on each other, so the processor overlaps their cache misses,
+// where the probes, which branch on what they read, would take them one
+// at a time.
+func (s *search[W]) prefetch() {
+	var sum uint32
+	if s.prints != nil {
+		for i := range s.moves {
+			sum += s.prints.touch(s.moves[i].hash)
+		}
+	} else {
+		for i := range s.moves {
+			sum += s.exact.touch(s.moves[i].hash)
+		}
+	}
+	s.sink += sum
+}
+
+// expand checks and visits the moves of n, or its debt if it has none.
+func (s *search[W]) expand(n *node[W], moves []move[W]) {
+	if len(moves) == 0 && s.m.Owes != nil {
+		if owed := s.m.Owes(n.world); owed != "" {
+			s.violate("owes work", "no move is possible, yet "+owed, n.index, nil)
+		}
+		return
+	}
+	for i := range moves {
+		mv := &moves[i]
+		s.result.Moves++
+		for _, inv := range s.m.Moves {
+			if err := inv.Check(n.world, mv.label, mv.to); err != nil {
+				s.violate(inv.Name, err.Error(), n.index, &Step[W]{mv.label, mv.to})
 				return
 			}
 		}
-	}
-	s.finish(Passed, "")
-}
-
-func (s *search[W]) expand(n node[W]) {
-	s.cur, s.curMoves = n, 0
-	s.m.Next(n.world, s.yield)
-	if s.stop || s.curMoves > 0 || s.m.Owes == nil {
-		return
-	}
-	if owed := s.m.Owes(n.world); owed != "" {
-		s.violate("owes work", "no move is possible, yet "+owed, n.index, nil)
-	}
-}
-
-// onMove is Next's yield: it checks the move and visits its world.
-func (s *search[W]) onMove(label string, to W) {
-	if s.stop {
-		return
-	}
-	ord := s.curMoves
-	s.curMoves++
-	s.result.Moves++
-	for _, inv := range s.m.Moves {
-		if err := inv.Check(s.cur.world, label, to); err != nil {
-			s.violate(inv.Name, err.Error(), s.cur.index, &Step[W]{label, to})
+		// A move back to the world itself needs no probe.
+		if !s.hasher.equal(&mv.key, &n.world) {
+			s.visit(&mv.key, mv.hash, n.index, uint32(i))
+		}
+		if s.stop {
 			return
 		}
 	}
-	s.visit(to, s.cur.index, ord, label)
 }
 
-// visit adds w, reached by the given move, if it is new, and checks it.
-func (s *search[W]) visit(w W, parent int32, ord uint32, label string) {
-	if s.m.Canonical != nil {
-		w = s.m.Canonical(w)
-	}
-	if !s.add(w) {
+// visit adds w, whose hash is h, reached by the given move, if it is new,
+// and checks it.
+func (s *search[W]) visit(w *W, h uint64, parent int32, ord uint32) {
+	if !s.add(w, h) {
 		return
 	}
 	if s.opts.MaxStates > 0 && s.result.States >= s.opts.MaxStates {
@@ -123,31 +183,22 @@ func (s *search[W]) visit(w W, parent int32, ord uint32, label string) {
 	s.ordinal = append(s.ordinal, ord)
 	s.result.States++
 	for _, inv := range s.m.Invariants {
-		if err := inv.Check(w); err != nil {
+		if err := inv.Check(*w); err != nil {
 			s.violate(inv.Name, err.Error(), idx, nil)
 			return
 		}
 	}
-	s.next = append(s.next, node[W]{w, idx})
+	s.next = append(s.next, node[W]{*w, idx})
 	if s.result.States&progressCheckMask == 0 {
 		s.checkLimits()
 	}
 }
 
-func (s *search[W]) add(w W) bool {
+func (s *search[W]) add(w *W, h uint64) bool {
 	if s.prints != nil {
-		h := maphash.Comparable(s.seed, w)
-		if _, ok := s.prints[h]; ok {
-			return false
-		}
-		s.prints[h] = struct{}{}
-		return true
+		return s.prints.add(h)
 	}
-	if _, ok := s.exact[w]; ok {
-		return false
-	}
-	s.exact[w] = struct{}{}
-	return true
+	return s.exact.add(w, h, &s.hasher)
 }
 
 func (s *search[W]) checkLimits() {

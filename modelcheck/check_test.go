@@ -207,3 +207,98 @@ func TestVerdictString(t *testing.T) {
 		}
 	}
 }
+
+// torus is an n×n×n torus walked one step at a time, wider than a batch
+// of moves; bad, if set, breaks an invariant.
+func torus(n uint8, bad func([3]uint8) bool) modelcheck.Model[[3]uint8] {
+	m := modelcheck.Model[[3]uint8]{
+		Name: "torus",
+		Init: [][3]uint8{{}},
+		Next: func(w [3]uint8, yield func(string, [3]uint8)) {
+			for d := range w {
+				up, down := w, w
+				up[d] = (w[d] + 1) % n
+				down[d] = (w[d] + n - 1) % n
+				yield("up", up)
+				yield("down", down)
+			}
+			yield("stay", w)
+		},
+	}
+	if bad != nil {
+		m.Invariants = []modelcheck.Invariant[[3]uint8]{{Name: "good", Check: func(w [3]uint8) error {
+			if bad(w) {
+				return errors.New("bad world")
+			}
+			return nil
+		}}}
+	}
+	return m
+}
+
+// reference is a plain breadth-first search with a Go map: the number of
+// worlds, the depth and each world's distance from the initial ones.
+func reference[W comparable](m modelcheck.Model[W]) (dist map[W]int, depth, moves int) {
+	dist = map[W]int{}
+	var level []W
+	for _, w := range m.Init {
+		if _, ok := dist[w]; !ok {
+			dist[w] = 0
+			level = append(level, w)
+		}
+	}
+	for ; len(level) > 0; depth++ {
+		var next []W
+		for _, w := range level {
+			m.Next(w, func(_ string, to W) {
+				moves++
+				if _, ok := dist[to]; !ok {
+					dist[to] = depth + 1
+					next = append(next, to)
+				}
+			})
+		}
+		level = next
+	}
+	return dist, depth, moves
+}
+
+func TestMatchesReferenceSearch(t *testing.T) {
+	dist, depth, moves := reference(torus(23, nil))
+	isBad := func(w [3]uint8) bool { return w == [3]uint8{5, 17, 9} }
+	for _, fp := range []bool{false, true} {
+		r := modelcheck.Check(torus(23, nil), modelcheck.Options{Fingerprint: fp})
+		if r.Verdict != modelcheck.Passed || r.States != len(dist) || r.Depth != depth || r.Moves != moves {
+			t.Errorf("fingerprint=%v: %s; want %d states, %d moves, depth %d", fp, r.Summary(), len(dist), moves, depth)
+		}
+		r = modelcheck.Check(torus(23, isBad), modelcheck.Options{Fingerprint: fp})
+		if r.Verdict != modelcheck.Violated {
+			t.Fatalf("fingerprint=%v: %s", fp, r.Summary())
+		}
+		tr := r.Violation.Trace
+		if last := tr[len(tr)-1].World; !isBad(last) || len(tr)-1 != dist[last] {
+			t.Errorf("fingerprint=%v: trace of %d moves to %v, want %d moves to the bad world", fp, len(tr)-1, last, dist[[3]uint8{5, 17, 9}])
+		}
+	}
+}
+
+// Worlds that are not plain memory (here strings) are hashed by
+// maphash.Comparable and compared by ==.
+func TestWorldsThatAreNotPlainMemory(t *testing.T) {
+	m := modelcheck.Model[string]{
+		Name: "words",
+		Init: []string{"", ""},
+		Next: func(w string, yield func(string, string)) {
+			if len(w) < 8 {
+				yield("a", w+"a")
+				yield("b", w+"b")
+			}
+		},
+	}
+	for _, fp := range []bool{false, true} {
+		r := modelcheck.Check(m, modelcheck.Options{Fingerprint: fp})
+		if r.Verdict != modelcheck.Passed || r.States != 1<<9-1 || r.Depth != 9 {
+			t.Errorf("fingerprint=%v: %s, want %d states, depth 9", fp, r.Summary(), 1<<9-1)
+		}
+	}
+}

@@ -3,10 +3,11 @@
 // new world and on each move, and reports the shortest counterexample.
 //
 // A model is a set of initial worlds and a successor function. Worlds are
-// comparable Go values (structs of small integers and fixed arrays), so
-// the visited set is a Go map; for spaces too large to keep whole, the
-// Fingerprint option keeps a 64-bit hash of each world instead, at the
-// price of a tiny chance of missing a world whose hash collides.
+// comparable Go values (structs of small integers and fixed arrays), kept
+// whole in the visited set, an open-addressing hash table (set.go); for
+// spaces too large to keep whole, the Fingerprint option keeps a 64-bit
+// hash of each world instead, at the price of a tiny chance of missing a
+// world whose hash collides.
 //
 // The search keeps, for each visited world, its parent and the ordinal of
 // the move that reached it, and rebuilds a counterexample by replaying
