@@ -42,7 +42,9 @@
 // before the work starts; waiting for the fence stops when the lease is
 // lost, and the work's context is cancelled with cause ErrLost on loss.
 // The fence is released when the work returns, so a successor's fenced
-// work starts after that.
+// work starts after that. A repository whose fence can be lost while held
+// ([FenceWatcher]: an advisory lock ends with its database session) has the
+// work cancelled with cause [ErrFenceLost] when that happens.
 //
 // The gap: between the holder's deadline and an observer's takeover lies
 // only the duration of the holder's last write; a holder paused past its

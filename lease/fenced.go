@@ -9,7 +9,8 @@ import (
 // RunFenced runs fn while holding the repository's per-key fence, after
 // re-reading the record under it: fn starts only if the record still holds
 // this lease's generation. fn's ctx is cancelled with cause ErrLost when
-// the lease is lost (ErrReleased when it is closed); waiting for the fence
+// the lease is lost (ErrReleased when it is closed, ErrFenceLost when a
+// FenceWatcher repository loses the fence under it); waiting for the fence
 // stops then too. The fence is released when fn returns, so a successor's
 // fenced work starts after that.
 //
@@ -30,11 +31,21 @@ func (h *Lease) RunFenced(ctx context.Context, fn func(ctx context.Context, toke
 		delete(h.fenced, &cancel)
 		m.mu.Unlock()
 	}()
-	unlock, err := m.cfg.Repository.Fence(fctx, h.key)
+	unlock, lost, err := fence(fctx, m.cfg.Repository, h.key)
 	if err != nil {
 		return err
 	}
 	defer unlock()
+	if lost != nil {
+		// Ends when fctx does, at the latest when RunFenced returns.
+		go func() {
+			select {
+			case <-lost:
+				cancel(ErrFenceLost)
+			case <-fctx.Done():
+			}
+		}()
+	}
 	rec, ok, err := m.cfg.Repository.Load(fctx, h.key)
 	if err != nil {
 		return err
@@ -50,9 +61,24 @@ func (h *Lease) RunFenced(ctx context.Context, fn func(ctx context.Context, toke
 		}
 		return lostErr
 	}
+	select {
+	case <-lost: // lost already, between taking it and now (a nil lost never is)
+		return ErrFenceLost
+	default:
+	}
 	err = fn(fctx, h.token)
-	if cause := context.Cause(fctx); err != nil && (cause == ErrLost || cause == ErrReleased) && !errors.Is(err, cause) {
+	if cause := context.Cause(fctx); err != nil && (cause == ErrLost || cause == ErrReleased || cause == ErrFenceLost) && !errors.Is(err, cause) {
 		return fmt.Errorf("%w: %w", cause, err)
 	}
 	return err
+}
+
+// fence takes key's fence, watching for its loss where the repository
+// can tell.
+func fence(ctx context.Context, repo Repository, key string) (unlock func(), lost <-chan struct{}, err error) {
+	if w, ok := repo.(FenceWatcher); ok {
+		return w.FenceWatch(ctx, key)
+	}
+	unlock, err = repo.Fence(ctx, key)
+	return unlock, nil, err
 }

@@ -15,6 +15,9 @@ var (
 	ErrLost = errors.New("lease: lost")
 	// ErrReleased is the error of a lease after Close released it.
 	ErrReleased = errors.New("lease: released")
+	// ErrFenceLost is the cause with which fenced work is cancelled when
+	// the repository loses the fence under it (see FenceWatcher).
+	ErrFenceLost = errors.New("lease: fence lost")
 )
 
 // HeldError reports that another live holder holds the key.

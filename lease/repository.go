@@ -99,3 +99,14 @@ func begin(ctx context.Context, key string) error {
 	}
 	return nil
 }
+
+// FenceWatcher is implemented by repositories whose fence can be lost
+// while it is held, such as an advisory lock that lives as long as a
+// database session. RunFenced uses it when present: the fenced work's
+// context is cancelled with cause ErrFenceLost when the fence is lost, so
+// that a successor's fenced work never runs beside it.
+type FenceWatcher interface {
+	// FenceWatch is Fence, and also returns a channel that is closed if
+	// the fence is lost before unlock.
+	FenceWatch(ctx context.Context, key string) (unlock func(), lost <-chan struct{}, err error)
+}

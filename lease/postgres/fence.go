@@ -44,30 +44,86 @@ func (f *fences) lockID(key string) int64 {
 	return int64(h.Sum64())
 }
 
+// fenceCheck is how often a held fence's session is checked; a fence
+// lost to a dead session is noticed within about this long.
+const fenceCheck = 200 * time.Millisecond
+
 // Fence holds key's advisory lock on a connection of its own until
 // unlock (idempotent).
 func (r *Repository) Fence(ctx context.Context, key string) (func(), error) {
+	unlock, _, err := r.fence(ctx, key, false)
+	return unlock, err
+}
+
+// FenceWatch is Fence, and also returns a channel that is closed when the
+// lock's session ends before unlock (the server restarted, the connection
+// broke, an administrator ended it): the server has then dropped the lock,
+// and lease.RunFenced cancels the fenced work.
+func (r *Repository) FenceWatch(ctx context.Context, key string) (func(), <-chan struct{}, error) {
+	return r.fence(ctx, key, true)
+}
+
+func (r *Repository) fence(ctx context.Context, key string, watch bool) (func(), <-chan struct{}, error) {
 	if err := begin(ctx, key); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	unlockLocal, err := r.fences.local.lock(ctx, key)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	conn, err := r.fences.wait(ctx, key)
 	if err != nil {
 		unlockLocal()
-		return nil, err
+		return nil, nil, err
 	}
 	id := r.fences.lockID(key)
+	var (
+		lost      chan struct{}
+		stopWatch = func() {}
+	)
+	if watch {
+		lost = make(chan struct{})
+		stopWatch = r.fences.watch(conn, lost)
+	}
 	var once sync.Once
 	return func() {
 		once.Do(func() {
+			stopWatch() // the connection is the watcher's until it returns
 			// The server first, so that a local waiter finds it free.
 			release(conn, id)
 			unlockLocal()
 		})
-	}, nil
+	}, lost, nil
+}
+
+// watch checks conn's session every fenceCheck until the returned stop is
+// called, and closes lost when the session is gone.
+func (f *fences) watch(conn *pgxpool.Conn, lost chan struct{}) (stop func()) {
+	quit, done := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(done)
+		timer := f.clock.NewTimer(fenceCheck)
+		defer timer.Stop()
+		for {
+			select {
+			case <-quit:
+				return
+			case <-timer.C():
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), fenceCheck)
+			err := conn.Ping(ctx)
+			cancel()
+			if err != nil {
+				close(lost)
+				return
+			}
+			timer.Reset(fenceCheck)
+		}
+	}()
+	return func() {
+		close(quit)
+		<-done
+	}
 }
 
 // wait polls for key's lock until it holds it, on the returned connection.
