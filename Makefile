@@ -20,8 +20,8 @@ verify: ## gofmt, vet, staticcheck, tidy and generated code up to date
 	$(MAKE) --no-print-directory generate
 	@out=$$(git status --porcelain -- spec fsm); if [ -n "$$out" ]; then echo "generated code is stale; run make generate and commit:"; echo "$$out"; exit 1; fi
 
-test: ## all tests, with the race detector
-	$(GO) test -race -count=1 ./...
+test: ## all tests, with the race detector (as root, with loopback PostgreSQL servers it starts)
+	scripts/test.sh
 
 modelcheck: ## model-check the shipped policies (collab check)
 	$(GO) run ./cmd/collab check
