@@ -261,9 +261,36 @@ func (c *controller) stopAll() error {
 			}
 		case <-deadline.C:
 			errs = append(errs, fmt.Errorf("torture: %d workers still running %v after being told to stop", len(c.children), stopTimeout))
-			for len(c.children) > 0 {
-				errs = append(errs, c.crash(c.children[0]))
+			return errors.Join(append(errs, c.killAll())...)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// killAll kills every remaining worker, each recorded as a crash, and
+// reaps them in whatever order they exit, bounded by reapTimeout.
+func (c *controller) killAll() error {
+	var errs []error
+	crashes := make(map[*child]*lz.Pending, len(c.children))
+	for _, ch := range c.children {
+		p, err := c.rec.BeginCrash(ch.process)
+		if err != nil {
+			errs = append(errs, err)
+		}
+		crashes[ch] = p
+		ch.kill()
+	}
+	t := time.NewTimer(reapTimeout)
+	defer t.Stop()
+	for len(c.children) > 0 {
+		select {
+		case x := <-c.exited:
+			c.children = slices.DeleteFunc(c.children, func(y *child) bool { return y == x })
+			if p := crashes[x]; p != nil {
+				errs = append(errs, p.End(lz.Output{Status: lz.OK}))
 			}
+		case <-t.C:
+			return errors.Join(append(errs, fmt.Errorf("torture: %d workers not reaped %v after SIGKILL", len(c.children), reapTimeout))...)
 		}
 	}
 	return errors.Join(errs...)
