@@ -46,23 +46,15 @@ func preparePostgres(ctx context.Context, cfg Config) (Config, error) {
 // openPostgres opens a worker's lease repository and resource, trying
 // again while the server is down.
 func openPostgres(a assignment) (*postgres.Repository, *pgResource, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), openRetry)
-	defer cancel()
 	var repo *postgres.Repository
-	var err error
-	for {
-		try, stop := context.WithTimeout(ctx, opTimeout)
-		repo, err = postgres.Open(try, a.PostgresURL, postgres.WithSchema(a.Schema))
-		stop()
-		if err == nil || ctx.Err() != nil {
-			break
-		}
-		time.Sleep(50 * time.Millisecond) // a retry's back-off, not a synchronisation
-	}
+	err := retrying(func(ctx context.Context) (err error) {
+		repo, err = postgres.Open(ctx, a.PostgresURL, postgres.WithSchema(a.Schema))
+		return err
+	})
 	if err != nil {
 		return nil, nil, err
 	}
-	pool, err := pgxpool.New(ctx, a.PostgresURL) // connects lazily
+	pool, err := pgxpool.New(context.Background(), a.PostgresURL) // connects lazily
 	if err != nil {
 		return nil, nil, errors.Join(err, repo.Close())
 	}

@@ -65,17 +65,33 @@ func openWorker(a assignment) (*worker, error) {
 	var err error
 	switch a.Store {
 	case StoreSQLite:
-		w.repo, err = lease.OpenSQLiteRepository(p, filepath.Join(a.Dir, leasesDB))
+		// Workers starting together race to set the database up: retry.
+		var repo *lease.SQLiteRepository
+		err = retrying(func(context.Context) (err error) {
+			repo, err = lease.OpenSQLiteRepository(p, filepath.Join(a.Dir, leasesDB))
+			return err
+		})
 		if err == nil {
-			w.res, err = openSQLiteResource(p, a.Dir)
+			w.repo = repo // never a typed nil in the interface
+			var res *sqliteResource
+			if res, err = openSQLiteResource(p, a.Dir); err == nil {
+				w.res = res
+			}
 		}
 	case StorePostgres:
-		w.repo, w.res, err = openPostgres(a)
+		repo, res, perr := openPostgres(a)
+		if err = perr; err == nil {
+			w.repo, w.res = repo, res
+		}
 	default:
 		w.plat = &platform.Platform{FS: p.FS, Process: p.Process, Clock: p.Clock}
-		w.repo, err = lease.OpenFileRepository(w.plat, filepath.Join(a.Dir, leasesFiles))
-		if err == nil {
-			w.res, err = openFileResource(a.Dir, a.Process)
+		var repo *lease.FileRepository
+		if repo, err = lease.OpenFileRepository(w.plat, filepath.Join(a.Dir, leasesFiles)); err == nil {
+			w.repo = repo
+			var res *fileResource
+			if res, err = openFileResource(a.Dir, a.Process); err == nil {
+				w.res = res
+			}
 		}
 	}
 	if err != nil {
@@ -188,4 +204,21 @@ func (w *worker) nap() {
 		d = w.a.TTL * time.Duration(1+w.rng.IntN(8)) / 10
 	}
 	time.Sleep(d)
+}
+
+// retrying calls open until it succeeds or openRetry passes, each try
+// bounded by opTimeout: a store may be busy (workers racing to set up a
+// SQLite database) or down (a PostgreSQL outage).
+func retrying(open func(ctx context.Context) error) error {
+	ctx, cancel := context.WithTimeout(context.Background(), openRetry)
+	defer cancel()
+	for {
+		try, stop := context.WithTimeout(ctx, opTimeout)
+		err := open(try)
+		stop()
+		if err == nil || ctx.Err() != nil {
+			return err
+		}
+		time.Sleep(50 * time.Millisecond) // a retry's back-off, not a synchronisation
+	}
 }
