@@ -86,26 +86,35 @@ var leaseDeadlineOfCode = [...]leaseFlags{0, leaseArmed, leaseArmed | leaseDue, 
 // leaseObserverOfCode maps a clock's observer code to its flags.
 var leaseObserverOfCode = [...]leaseFlags{0, leaseSeen, leaseSeen | leaseTTL}
 
-// pack packs v into a LeaseWorld; unpack inverts it.
+// pack packs v into a LeaseWorld; unpack inverts it. Both go through the
+// world's two words (see leaseWords): the checker reads worlds a word at a
+// time, and a world written byte by byte cannot be read back as a word
+// until the bytes reach the cache.
 func (v *leaseVars) pack() LeaseWorld {
-	var w LeaseWorld
+	var lo, hi uint64
 	for i := range v.h {
-		w.h[i] = v.h[i].pack()
+		lo, hi = leaseSetHolder(lo, hi, i, v.h[i].word())
 	}
-	v.packRecord(&w)
-	return w
+	return leaseWorldOf(lo, hi&0xffffffff|v.recordWord()<<32)
 }
 
-// packRecord packs the variables beside the holders'.
-func (v *leaseVars) packRecord(w *LeaseWorld) {
-	w.rec = v.recGen | v.recFree<<4 | v.recBy<<5
-	w.fence = v.fence | uint8(v.fault)<<3
-	w.ghost = v.faultAt | v.top<<3
-	w.arg = v.faultArg
+// recordWord packs the variables beside the holders' into the low four
+// bytes of a word, little-endian: rec, fence, ghost and arg.
+func (v *leaseVars) recordWord() uint64 {
+	rec := v.recGen | v.recFree<<4 | v.recBy<<5
+	fence := v.fence | uint8(v.fault)<<3
+	ghost := v.faultAt | v.top<<3
+	return uint64(rec) | uint64(fence)<<8 | uint64(ghost)<<16 | uint64(v.faultArg)<<24
 }
 
 func (h *leaseHolder) pack() [3]uint8 {
-	lifeCall := uint8(leaseLifeCallCrashed)
+	x := h.word()
+	return [3]uint8{uint8(x), uint8(x >> 8), uint8(x >> 16)}
+}
+
+// word packs h into the low three bytes of a word, little-endian.
+func (h *leaseHolder) word() uint64 {
+	lifeCall := uint64(leaseLifeCallCrashed)
 	if h.flags&leaseCrashed == 0 {
 		l := h.life
 		switch {
@@ -114,21 +123,25 @@ func (h *leaseHolder) pack() [3]uint8 {
 		case l == leaseLifeReturned && h.flags&leaseClosed != 0:
 			l = 3
 		}
-		lifeCall = l*3 + h.fcall
+		lifeCall = uint64(l*3 + h.fcall)
 	}
 	f := h.flags
-	deadline := uint8(0)
+	deadline := uint64(0)
 	if f&leaseArmed != 0 {
-		deadline = 1 + uint8(f&leaseDue/leaseDue) + 2*uint8(f&leaseLag/leaseLag)
+		deadline = 1 + uint64(f&leaseDue/leaseDue) + 2*uint64(f&leaseLag/leaseLag)
 	}
-	observer := uint8(f&leaseSeen/leaseSeen) + uint8(f&leaseTTL/leaseTTL)
-	return [3]uint8{h.st | h.op<<5, h.gen | lifeCall<<4, uint8(f&leaseLowFlags) | (deadline*3+observer)<<4}
+	observer := uint64(f&leaseSeen/leaseSeen) + uint64(f&leaseTTL/leaseTTL)
+	b0 := uint64(h.st) | uint64(h.op)<<5
+	b1 := uint64(h.gen) | lifeCall<<4
+	b2 := uint64(f&leaseLowFlags) | (deadline*3+observer)<<4
+	return b0 | b1<<8 | b2<<16
 }
 
 func (w LeaseWorld) unpack() leaseVars {
 	var v leaseVars
+	lo, hi := w.words()
 	for i := range w.h {
-		v.h[i] = leaseUnpackHolder(w.h[i])
+		v.h[i] = leaseUnpackHolderWord(leaseHolderWord(lo, hi, i))
 	}
 	v.recGen, v.recFree, v.recBy = w.rec&15, w.rec>>4&1, w.rec>>5
 	v.fence, v.fault = w.fence&7, w.fault()
@@ -138,8 +151,14 @@ func (w LeaseWorld) unpack() leaseVars {
 }
 
 func leaseUnpackHolder(b [3]uint8) leaseHolder {
-	h := leaseHolder{st: b[0] & 31, op: b[0] >> 5, gen: b[1] & 15}
-	if lifeCall := b[1] >> 4; lifeCall == leaseLifeCallCrashed {
+	return leaseUnpackHolderWord(uint64(b[0]) | uint64(b[1])<<8 | uint64(b[2])<<16)
+}
+
+// leaseUnpackHolderWord inverts leaseHolder.word.
+func leaseUnpackHolderWord(x uint64) leaseHolder {
+	b0, b1, b2 := uint8(x), uint8(x>>8), uint8(x>>16)
+	h := leaseHolder{st: b0 & 31, op: b0 >> 5, gen: b1 & 15}
+	if lifeCall := b1 >> 4; lifeCall == leaseLifeCallCrashed {
 		h.flags = leaseCrashed
 	} else {
 		l := lifeCall / 3
@@ -148,8 +167,8 @@ func leaseUnpackHolder(b [3]uint8) leaseHolder {
 			h.flags = leaseClosed
 		}
 	}
-	clock := b[2] >> 4
-	h.flags |= leaseFlags(b[2])&leaseLowFlags | leaseDeadlineOfCode[clock/3] | leaseObserverOfCode[clock%3]
+	clock := b2 >> 4
+	h.flags |= leaseFlags(b2)&leaseLowFlags | leaseDeadlineOfCode[clock/3] | leaseObserverOfCode[clock%3]
 	return h
 }
 

@@ -119,10 +119,9 @@ func (m *leaseModel) emit(pw *LeaseWorld, w *leaseVars, i int, mv leaseMove, yie
 		yield(m.labels[i][mv], nw.pack())
 		return
 	}
-	out := *pw
-	out.h[i] = nw.h[i].pack()
-	nw.packRecord(&out)
-	yield(m.labels[i][mv], out)
+	lo, hi := pw.words()
+	lo, hi = leaseSetHolder(lo, hi, i, nw.h[i].word())
+	yield(m.labels[i][mv], leaseWorldOf(lo, hi&0xffffffff|nw.recordWord()<<32))
 }
 
 // apply carries out move mv of holder i.

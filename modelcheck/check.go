@@ -20,9 +20,12 @@ const (
 // opts' limits, and returns the verdict.
 func Check[W comparable](m Model[W], opts Options) Result[W] {
 	s := &search[W]{m: m, opts: opts, start: time.Now(), hasher: newHasher[W]()}
-	if opts.Fingerprint {
+	switch {
+	case opts.Fingerprint:
 		s.prints = newPrintSet()
-	} else {
+	case s.hasher.words:
+		s.pairs = newPairSet(s.hasher.seed)
+	default:
 		s.exact = newWorldSet[W]()
 	}
 	if opts.ProgressEvery <= 0 {
@@ -41,7 +44,8 @@ type search[W comparable] struct {
 	result Result[W]
 
 	hasher hasher[W]
-	exact  *worldSet[W] // visited worlds, unless fingerprinting
+	exact  *worldSet[W] // visited worlds, unless fingerprinting or pairs
+	pairs  *pairSet     // visited worlds of two plain words, unless fingerprinting
 	prints *printSet    // visited fingerprints, when fingerprinting
 
 	// parent and ordinal, indexed by discovery order, rebuild traces: the
@@ -52,6 +56,7 @@ type search[W comparable] struct {
 
 	level, next []node[W] // the level being expanded and the one below
 	moves       []move[W] // the moves of a batch of the level, in order
+	tos         []W       // with Canonical, the worlds the moves yield, as moves
 	ends        []int     // where each world's moves end in moves
 	collect     func(string, W)
 	sink        uint32 // keeps prefetch's reads from being optimised away
@@ -64,12 +69,13 @@ type node[W comparable] struct {
 	index int32
 }
 
-// move is one move gathered from Next: to is the world it yields, key its
-// canonical form, which the visited set holds, and hash key's hash.
+// move is one move gathered from Next: key is the canonical form of the
+// world it yields, which the visited set holds, and hash key's hash. The
+// world itself, when it differs, is in search.tos.
 type move[W comparable] struct {
-	label   string
-	to, key W
-	hash    uint64
+	label string
+	key   W
+	hash  uint64
 }
 
 func (s *search[W]) run() {
@@ -98,7 +104,7 @@ func (s *search[W]) run() {
 // the moves first, then reads their slots, then checks and visits them in
 // the order Next yielded them, as if each were visited when yielded.
 func (s *search[W]) expandBatch(level []node[W]) []node[W] {
-	s.moves, s.ends = s.moves[:0], s.ends[:0]
+	s.moves, s.ends, s.tos = s.moves[:0], s.ends[:0], s.tos[:0]
 	n := 0
 	for n < len(level) && len(s.moves) < batchMoves {
 		s.m.Next(level[n].world, s.collect)
@@ -108,7 +114,7 @@ func (s *search[W]) expandBatch(level []node[W]) []node[W] {
 	s.prefetch()
 	start := 0
 	for i, end := range s.ends {
-		s.expand(&level[i], s.moves[start:end])
+		s.expand(&level[i], start, end)
 		if s.stop {
 			break
 		}
@@ -117,10 +123,29 @@ func (s *search[W]) expandBatch(level []node[W]) []node[W] {
 	return level[n:]
 }
 
-// onMove is Next's yield: it gathers the move.
+// onMove is Next's yield: it gathers the move. It fills the move in place,
+// as building it aside and copying it costs more than the rest.
 func (s *search[W]) onMove(label string, to W) {
-	key := s.canonical(to)
-	s.moves = append(s.moves, move[W]{label: label, to: to, key: key, hash: s.hasher.hash(&key)})
+	if s.m.Canonical != nil {
+		s.tos = append(s.tos, to)
+		to = s.m.Canonical(to)
+	}
+	n := len(s.moves)
+	if n == cap(s.moves) {
+		s.moves = append(s.moves, move[W]{})
+	}
+	s.moves = s.moves[:n+1]
+	mv := &s.moves[n]
+	mv.label, mv.key = label, to
+	mv.hash = s.hasher.hash(&mv.key)
+}
+
+// to returns the world the k-th move of the batch yields.
+func (s *search[W]) to(k int) W {
+	if s.m.Canonical != nil {
+		return s.tos[k]
+	}
+	return s.moves[k].key
 }
 
 // prefetch reads the home slot of every gathered move. The reads do not
@@ -129,11 +154,16 @@ func (s *search[W]) onMove(label string, to W) {
 // at a time.
 func (s *search[W]) prefetch() {
 	var sum uint32
-	if s.prints != nil {
+	switch {
+	case s.prints != nil:
 		for i := range s.moves {
 			sum += s.prints.touch(s.moves[i].hash)
 		}
-	} else {
+	case s.pairs != nil:
+		for i := range s.moves {
+			sum += s.pairs.touch(s.moves[i].hash)
+		}
+	default:
 		for i := range s.moves {
 			sum += s.exact.touch(s.moves[i].hash)
 		}
@@ -141,8 +171,10 @@ func (s *search[W]) prefetch() {
 	s.sink += sum
 }
 
-// expand checks and visits the moves of n, or its debt if it has none.
-func (s *search[W]) expand(n *node[W], moves []move[W]) {
+// expand checks and visits the moves of n, moves start to end of the
+// batch, or its debt if it has none.
+func (s *search[W]) expand(n *node[W], start, end int) {
+	moves := s.moves[start:end]
 	if len(moves) == 0 && s.m.Owes != nil {
 		if owed := s.m.Owes(n.world); owed != "" {
 			s.violate("owes work", "no move is possible, yet "+owed, n.index, nil)
@@ -153,8 +185,9 @@ func (s *search[W]) expand(n *node[W], moves []move[W]) {
 		mv := &moves[i]
 		s.result.Moves++
 		for _, inv := range s.m.Moves {
-			if err := inv.Check(n.world, mv.label, mv.to); err != nil {
-				s.violate(inv.Name, err.Error(), n.index, &Step[W]{mv.label, mv.to})
+			to := s.to(start + i)
+			if err := inv.Check(n.world, mv.label, to); err != nil {
+				s.violate(inv.Name, err.Error(), n.index, &Step[W]{mv.label, to})
 				return
 			}
 		}
@@ -195,8 +228,11 @@ func (s *search[W]) visit(w *W, h uint64, parent int32, ord uint32) {
 }
 
 func (s *search[W]) add(w *W, h uint64) bool {
-	if s.prints != nil {
+	switch {
+	case s.prints != nil:
 		return s.prints.add(h)
+	case s.pairs != nil:
+		return s.pairs.add(s.hasher.pair(w), h)
 	}
 	return s.exact.add(w, h, &s.hasher)
 }

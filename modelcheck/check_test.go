@@ -302,3 +302,31 @@ func TestWorldsThatAreNotPlainMemory(t *testing.T) {
 		}
 	}
 }
+
+// A move invariant sees, and a violation reports, the world a move yields,
+// not its canonical form.
+func TestMoveInvariantSeesWorldBeforeCanonical(t *testing.T) {
+	m := modelcheck.Model[int]{
+		Name: "counter",
+		Init: []int{0},
+		Next: func(w int, yield func(string, int)) {
+			if w < 4 {
+				yield("up", w+1)
+			}
+		},
+		Canonical: func(w int) int { return w % 3 },
+		Moves: []modelcheck.MoveInvariant[int]{{Name: "below 3", Check: func(_ int, _ string, to int) error {
+			if to >= 3 {
+				return errors.New("reached 3")
+			}
+			return nil
+		}}},
+	}
+	r := modelcheck.Check(m, modelcheck.Options{})
+	if r.Verdict != modelcheck.Violated {
+		t.Fatalf("want a violation: %s", r.Summary())
+	}
+	if last := r.Violation.Trace[len(r.Violation.Trace)-1]; last.World != 3 {
+		t.Fatalf("the violating move yields %d, want 3 (its canonical form is 0)", last.World)
+	}
+}

@@ -15,12 +15,14 @@ import (
 // other world goes through maphash.Comparable.
 type hasher[W comparable] struct {
 	plain bool
+	words bool // plain and 16 bytes: two words
 	seed  [4]uint64
 	mseed maphash.Seed
 }
 
 func newHasher[W comparable]() hasher[W] {
 	h := hasher[W]{plain: plainMemory(reflect.TypeFor[W]()), mseed: maphash.MakeSeed()}
+	h.words = h.plain && reflect.TypeFor[W]().Size() == 16
 	for i := range h.seed {
 		// Odd seeds keep the multiplications below from collapsing to 0.
 		h.seed[i] = maphash.Comparable(h.mseed, i) | 1
@@ -28,27 +30,42 @@ func newHasher[W comparable]() hasher[W] {
 	return h
 }
 
-// hash returns w's 64-bit hash.
+// hash returns w's 64-bit hash. The common case, a world packed into 16
+// bytes, is kept small enough to be inlined.
 func (h *hasher[W]) hash(w *W) uint64 {
+	if h.words {
+		p := h.pair(w)
+		return hashWords(&h.seed, p.lo, p.hi)
+	}
+	return h.hashOther(w)
+}
+
+// pair returns the two words of a world of two plain words.
+func (h *hasher[W]) pair(w *W) pair {
+	b := (*[16]byte)(unsafe.Pointer(w))
+	return pair{binary.LittleEndian.Uint64(b[:8]), binary.LittleEndian.Uint64(b[8:])}
+}
+
+// hashWords hashes the world whose words are lo and hi.
+func hashWords(seed *[4]uint64, lo, hi uint64) uint64 {
+	return mix(mix(lo^seed[0], hi^seed[1])^seed[2], seed[3]^16)
+}
+
+// hashOther hashes a world that is not two plain words.
+func (h *hasher[W]) hashOther(w *W) uint64 {
 	if !h.plain {
 		return maphash.Comparable(h.mseed, *w)
 	}
-	b := unsafe.Slice((*byte)(unsafe.Pointer(w)), unsafe.Sizeof(*w))
-	if len(b) == 16 {
-		// The common case: a world packed into 16 bytes.
-		return mix(mix(binary.LittleEndian.Uint64(b)^h.seed[0], binary.LittleEndian.Uint64(b[8:])^h.seed[1])^h.seed[2], h.seed[3]^16)
-	}
-	return h.hashBytes(b)
+	return h.hashBytes(unsafe.Slice((*byte)(unsafe.Pointer(w)), unsafe.Sizeof(*w)))
 }
 
 // equal reports whether *a == *b. Go compares a 16-byte struct of bytes
 // by calling the runtime; plain 16-byte worlds are compared here as two
 // words instead.
 func (h *hasher[W]) equal(a, b *W) bool {
-	if h.plain && unsafe.Sizeof(*a) == 16 {
-		x := unsafe.Slice((*byte)(unsafe.Pointer(a)), 16)
-		y := unsafe.Slice((*byte)(unsafe.Pointer(b)), 16)
-		return binary.LittleEndian.Uint64(x) == binary.LittleEndian.Uint64(y) &&
+	if h.words {
+		x, y := (*[16]byte)(unsafe.Pointer(a)), (*[16]byte)(unsafe.Pointer(b))
+		return binary.LittleEndian.Uint64(x[:8]) == binary.LittleEndian.Uint64(y[:8]) &&
 			binary.LittleEndian.Uint64(x[8:]) == binary.LittleEndian.Uint64(y[8:])
 	}
 	return *a == *b
