@@ -10,65 +10,12 @@ import (
 	"sync"
 	"time"
 
+	"github.com/rivus/collab/internal/keylock"
 	"github.com/rivus/collab/platform"
 )
 
-// keyLocks is a set of per-key mutexes whose waits end with a context. A
-// key's entry exists only while it is held, so the map never outgrows
-// the keys in use.
-type keyLocks struct {
-	mu   sync.Mutex
-	held map[string]chan struct{} // closed when the key's holder unlocks
-}
-
-// lock blocks until the caller holds key or ctx ends. Waiters wait on the
-// holder's channel, which unlock closes: every waiter wakes and they race
-// again, so that no wake can be lost (a cancelled waiter cannot swallow
-// it, as it could a condition variable's Signal).
-func (l *keyLocks) lock(ctx context.Context, key string) (unlock func(), err error) {
-	for {
-		if ctx.Err() != nil {
-			return nil, context.Cause(ctx)
-		}
-		l.mu.Lock()
-		ch, busy := l.held[key]
-		if !busy {
-			if l.held == nil {
-				l.held = make(map[string]chan struct{})
-			}
-			ch = make(chan struct{})
-			l.held[key] = ch
-			l.mu.Unlock()
-			return l.unlocker(key, ch), nil
-		}
-		l.mu.Unlock()
-		select {
-		case <-ch:
-		case <-ctx.Done():
-			return nil, context.Cause(ctx)
-		}
-	}
-}
-
-// unlocker returns the idempotent unlock of key, held under ch.
-func (l *keyLocks) unlocker(key string, ch chan struct{}) func() {
-	var once sync.Once
-	return func() {
-		once.Do(func() {
-			l.mu.Lock()
-			delete(l.held, key)
-			l.mu.Unlock()
-			close(ch)
-		})
-	}
-}
-
-// size reports how many keys are held.
-func (l *keyLocks) size() int {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return len(l.held)
-}
+// keyLocks is a set of per-key mutexes whose waits end with a context.
+type keyLocks = keylock.Locks
 
 // Backoff between attempts at a file lock that another open file holds.
 // The kernel cannot wake a waiter across processes without blocking a
@@ -141,7 +88,7 @@ func (f *fileFences) fence(ctx context.Context, key string) (func(), error) {
 // lockKeyFile holds key in local, then its lock file under dir, and
 // returns the idempotent unlock of both.
 func lockKeyFile(ctx context.Context, fsys platform.FS, clock platform.Clock, local *keyLocks, dir, suffix, op, key string) (func(), error) {
-	unlockLocal, err := local.lock(ctx, key)
+	unlockLocal, err := local.Lock(ctx, key)
 	if err != nil {
 		return nil, err
 	}

@@ -92,34 +92,34 @@ func TestKeyLocksForgetFreeKeys(t *testing.T) {
 	var l keyLocks
 	ctx := t.Context()
 	for i := range 100 {
-		unlock, err := l.lock(ctx, strings.Repeat("k", i+1))
+		unlock, err := l.Lock(ctx, strings.Repeat("k", i+1))
 		if err != nil {
 			t.Fatal(err)
 		}
 		unlock()
 	}
-	if n := l.size(); n != 0 {
+	if n := l.Size(); n != 0 {
 		t.Fatalf("%d entries after every lock was released", n)
 	}
-	unlock, err := l.lock(ctx, "held")
+	unlock, err := l.Lock(ctx, "held")
 	if err != nil {
 		t.Fatal(err)
 	}
 	waiterCtx, cancel := context.WithCancel(ctx)
 	waited := make(chan error, 1)
 	go func() {
-		_, err := l.lock(waiterCtx, "held")
+		_, err := l.Lock(waiterCtx, "held")
 		waited <- err
 	}()
 	cancel()
 	if err := <-waited; !errors.Is(err, context.Canceled) {
 		t.Fatalf("cancelled waiter = %v", err)
 	}
-	if n := l.size(); n != 1 {
+	if n := l.Size(); n != 1 {
 		t.Fatalf("%d entries with one key held, want 1", n)
 	}
 	unlock()
-	if n := l.size(); n != 0 {
+	if n := l.Size(); n != 0 {
 		t.Fatalf("%d entries after the last unlock", n)
 	}
 }
@@ -129,7 +129,7 @@ func TestKeyLocksForgetFreeKeys(t *testing.T) {
 func TestKeyLocksHandOver(t *testing.T) {
 	var l keyLocks
 	ctx := t.Context()
-	unlock, err := l.lock(ctx, "k")
+	unlock, err := l.Lock(ctx, "k")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -143,7 +143,7 @@ func TestKeyLocksHandOver(t *testing.T) {
 			wctx = giveUp
 		}
 		wg.Go(func() {
-			u, err := l.lock(wctx, "k")
+			u, err := l.Lock(wctx, "k")
 			if err != nil {
 				return
 			}
@@ -164,7 +164,7 @@ func TestKeyLocksHandOver(t *testing.T) {
 	if n != waiters/2 {
 		t.Fatalf("%d of %d patient waiters got the lock", n, waiters/2)
 	}
-	if s := l.size(); s != 0 {
+	if s := l.Size(); s != 0 {
 		t.Fatalf("%d entries left", s)
 	}
 }
@@ -181,7 +181,7 @@ func TestMemoryFenceForgetsKeys(t *testing.T) {
 		unlock()
 		unlock()
 	}
-	if n := r.fences.size(); n != 0 {
+	if n := r.fences.Size(); n != 0 {
 		t.Fatalf("%d fence entries after every fence was released", n)
 	}
 }

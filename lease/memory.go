@@ -79,7 +79,7 @@ func (m *MemoryRepository) Fence(ctx context.Context, key string) (func(), error
 	if err := begin(ctx, key); err != nil {
 		return nil, err
 	}
-	return m.fences.lock(ctx, key)
+	return m.fences.Lock(ctx, key)
 }
 
 // fill sets every element of errs to err.

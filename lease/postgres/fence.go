@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/rivus/collab/internal/keylock"
 	"github.com/rivus/collab/platform"
 )
 
@@ -31,7 +32,7 @@ type fences struct {
 	pool  *pgxpool.Pool
 	clock platform.Clock
 	space string // the qualified table, so that tables keep their fences apart
-	local keyLocks
+	local keylock.Locks
 }
 
 // lockID is the advisory lock of key: 64 bits of FNV-1a over the table's
@@ -67,7 +68,7 @@ func (r *Repository) fence(ctx context.Context, key string, watch bool) (func(),
 	if err := begin(ctx, key); err != nil {
 		return nil, nil, err
 	}
-	unlockLocal, err := r.fences.local.lock(ctx, key)
+	unlockLocal, err := r.fences.local.Lock(ctx, key)
 	if err != nil {
 		return nil, nil, err
 	}
