@@ -47,6 +47,7 @@ type search[W comparable] struct {
 	exact  *worldSet[W] // visited worlds, unless fingerprinting or pairs
 	pairs  *pairSet     // visited worlds of two plain words, unless fingerprinting
 	prints *printSet    // visited fingerprints, when fingerprinting
+	recent recentSet[W] // some visited worlds, checked before the set (recent.go)
 
 	// parent and ordinal, indexed by discovery order, rebuild traces: the
 	// world was reached from parent[i] by its ordinal[i]-th move (for an
@@ -54,10 +55,11 @@ type search[W comparable] struct {
 	parent  []int32
 	ordinal []uint32
 
-	level, next []node[W] // the level being expanded and the one below
-	moves       []move[W] // the moves of a batch of the level, in order
-	tos         []W       // with Canonical, the worlds the moves yield, as moves
-	ends        []int     // where each world's moves end in moves
+	level, next []node[W]  // the level being expanded and the one below
+	moves       []move[W]  // the moves of a batch of the level to probe, in Next's order
+	from        int32      // the world of the level whose moves Next yields
+	ord         uint32     // how many moves it has yielded so far
+	broken      *broken[W] // a move Next yielded that breaks a move invariant
 	collect     func(string, W)
 	sink        uint32 // keeps prefetch's reads from being optimised away
 	stop        bool   // a violation or limit ends the search
@@ -69,13 +71,22 @@ type node[W comparable] struct {
 	index int32
 }
 
-// move is one move gathered from Next: key is the canonical form of the
-// world it yields, which the visited set holds, and hash key's hash. The
-// world itself, when it differs, is in search.tos.
+// move is a move gathered from Next that needs a probe of the visited
+// set: key is the canonical form of the world it yields, which the set
+// holds, and hash key's hash; it is the ord-th move of the level's
+// from-th world.
 type move[W comparable] struct {
-	label string
-	key   W
-	hash  uint64
+	key  W
+	hash uint64
+	from int32
+	ord  uint32
+}
+
+// broken is a move that breaks a move invariant, kept until Next returns:
+// building the trace calls Next again, which must not happen inside it.
+type broken[W comparable] struct {
+	property, reason string
+	step             Step[W]
 }
 
 func (s *search[W]) run() {
@@ -86,12 +97,15 @@ func (s *search[W]) run() {
 		if s.stop {
 			return
 		}
+		if i == 0 {
+			s.recent = newRecentSet(w)
+		}
 	}
 	for len(s.next) > 0 && !s.stop {
 		s.level, s.next = s.next, s.level[:0]
 		s.result.Depth++
-		for rest := s.level; len(rest) > 0 && !s.stop; {
-			rest = s.expandBatch(rest)
+		for done := 0; done < len(s.level) && !s.stop; {
+			done = s.expandBatch(done)
 		}
 	}
 	if !s.stop {
@@ -99,36 +113,69 @@ func (s *search[W]) run() {
 	}
 }
 
-// expandBatch expands worlds from the start of level until about
-// batchMoves moves are gathered, and returns the worlds left. It gathers
-// the moves first, then reads their slots, then checks and visits them in
-// the order Next yielded them, as if each were visited when yielded.
-func (s *search[W]) expandBatch(level []node[W]) []node[W] {
-	s.moves, s.ends, s.tos = s.moves[:0], s.ends[:0], s.tos[:0]
-	n := 0
-	for n < len(level) && len(s.moves) < batchMoves {
-		s.m.Next(level[n].world, s.collect)
-		s.ends = append(s.ends, len(s.moves))
+// expandBatch expands the worlds of the level from the done-th on until
+// about batchMoves moves are gathered, and returns how many of the level's
+// worlds are expanded then. It checks each move as Next yields it, reads
+// the slots of the gathered moves, then probes them in Next's order, as if
+// each were probed when yielded.
+func (s *search[W]) expandBatch(done int) int {
+	s.moves = s.moves[:0]
+	n := done
+	for n < len(s.level) && len(s.moves) < batchMoves {
+		s.from, s.ord = int32(n), 0
+		s.m.Next(s.level[n].world, s.collect)
 		n++
+		at := &s.level[s.from]
+		switch {
+		case s.broken != nil:
+			s.violate(s.broken.property, s.broken.reason, at.index, &s.broken.step)
+			return n
+		case s.ord == 0 && s.m.Owes != nil:
+			if owed := s.m.Owes(at.world); owed != "" {
+				s.violate("owes work", "no move is possible, yet "+owed, at.index, nil)
+				return n
+			}
+		}
 	}
 	s.prefetch()
-	start := 0
-	for i, end := range s.ends {
-		s.expand(&level[i], start, end)
+	for i := range s.moves {
+		mv := &s.moves[i]
+		s.visit(&mv.key, mv.hash, s.level[mv.from].index, mv.ord)
 		if s.stop {
 			break
 		}
-		start = end
 	}
-	return level[n:]
+	return n
 }
 
-// onMove is Next's yield: it gathers the move. It fills the move in place,
-// as building it aside and copying it costs more than the rest.
+// onMove is Next's yield. It checks the move invariants and gathers the
+// move for a probe, unless the move leads back to the world itself or to
+// one of the recent worlds, which are known to be visited (or about to be,
+// by a move gathered earlier). It fills the move in place, as building it
+// aside and copying it costs more than the rest.
 func (s *search[W]) onMove(label string, to W) {
+	ord := s.ord
+	s.ord++
+	if s.broken != nil {
+		return
+	}
+	s.result.Moves++
+	from := &s.level[s.from].world
+	for _, inv := range s.m.Moves {
+		if err := inv.Check(*from, label, to); err != nil {
+			s.broken = &broken[W]{inv.Name, err.Error(), Step[W]{label, to}}
+			return
+		}
+	}
 	if s.m.Canonical != nil {
-		s.tos = append(s.tos, to)
 		to = s.m.Canonical(to)
+	}
+	if s.hasher.equal(&to, from) {
+		return
+	}
+	h := s.hasher.hash(&to)
+	if s.recent.has(&to, h, &s.hasher) {
+		return
 	}
 	n := len(s.moves)
 	if n == cap(s.moves) {
@@ -136,16 +183,7 @@ func (s *search[W]) onMove(label string, to W) {
 	}
 	s.moves = s.moves[:n+1]
 	mv := &s.moves[n]
-	mv.label, mv.key = label, to
-	mv.hash = s.hasher.hash(&mv.key)
-}
-
-// to returns the world the k-th move of the batch yields.
-func (s *search[W]) to(k int) W {
-	if s.m.Canonical != nil {
-		return s.tos[k]
-	}
-	return s.moves[k].key
+	mv.key, mv.hash, mv.from, mv.ord = to, h, s.from, ord
 }
 
 // prefetch reads the home slot of every gathered move. The reads do not
@@ -169,36 +207,6 @@ func (s *search[W]) prefetch() {
 		}
 	}
 	s.sink += sum
-}
-
-// expand checks and visits the moves of n, moves start to end of the
-// batch, or its debt if it has none.
-func (s *search[W]) expand(n *node[W], start, end int) {
-	moves := s.moves[start:end]
-	if len(moves) == 0 && s.m.Owes != nil {
-		if owed := s.m.Owes(n.world); owed != "" {
-			s.violate("owes work", "no move is possible, yet "+owed, n.index, nil)
-		}
-		return
-	}
-	for i := range moves {
-		mv := &moves[i]
-		s.result.Moves++
-		for _, inv := range s.m.Moves {
-			to := s.to(start + i)
-			if err := inv.Check(n.world, mv.label, to); err != nil {
-				s.violate(inv.Name, err.Error(), n.index, &Step[W]{mv.label, to})
-				return
-			}
-		}
-		// A move back to the world itself needs no probe.
-		if !s.hasher.equal(&mv.key, &n.world) {
-			s.visit(&mv.key, mv.hash, n.index, uint32(i))
-		}
-		if s.stop {
-			return
-		}
-	}
 }
 
 // visit adds w, whose hash is h, reached by the given move, if it is new,

@@ -4,7 +4,8 @@
 //
 // A model is a set of initial worlds and a successor function. Worlds are
 // comparable Go values (structs of small integers and fixed arrays), kept
-// whole in the visited set, an open-addressing hash table (set.go); for
+// whole in the visited set, an open-addressing hash table (set.go) with a
+// small cache of recently reached worlds in front of it (recent.go); for
 // spaces too large to keep whole, the Fingerprint option keeps a 64-bit
 // hash of each world instead, at the price of a tiny chance of missing a
 // world whose hash collides.
