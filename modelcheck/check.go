@@ -59,6 +59,7 @@ type search[W comparable] struct {
 	moves       []move[W]  // the moves of a batch of the level to probe, in Next's order
 	from        int32      // the world of the level whose moves Next yields
 	ord         uint32     // how many moves it has yielded so far
+	yielded     uint32     // how many moves Next yielded in this batch
 	broken      *broken[W] // a move Next yielded that breaks a move invariant
 	collect     func(string, W)
 	sink        uint32 // keeps prefetch's reads from being optimised away
@@ -74,12 +75,13 @@ type node[W comparable] struct {
 // move is a move gathered from Next that needs a probe of the visited
 // set: key is the canonical form of the world it yields, which the set
 // holds, and hash key's hash; it is the ord-th move of the level's
-// from-th world.
+// from-th world, and the seq-th move yielded in its batch.
 type move[W comparable] struct {
 	key  W
 	hash uint64
 	from int32
 	ord  uint32
+	seq  uint32
 }
 
 // broken is a move that breaks a move invariant, kept until Next returns:
@@ -115,37 +117,55 @@ func (s *search[W]) run() {
 
 // expandBatch expands the worlds of the level from the done-th on until
 // about batchMoves moves are gathered, and returns how many of the level's
-// worlds are expanded then. It checks each move as Next yields it, reads
-// the slots of the gathered moves, then probes them in Next's order, as if
-// each were probed when yielded.
+// worlds are expanded then. It checks each move as Next yields it and
+// gathers those that need a probe; flush then probes them in Next's order.
+// Whatever the search finds (violations, limits, states, moves, traces)
+// is what it would find probing each move when yielded: a violation found
+// while gathering waits until the moves gathered before it are probed.
 func (s *search[W]) expandBatch(done int) int {
-	s.moves = s.moves[:0]
 	n := done
 	for n < len(s.level) && len(s.moves) < batchMoves {
+		at := &s.level[n]
 		s.from, s.ord = int32(n), 0
-		s.m.Next(s.level[n].world, s.collect)
+		s.m.Next(at.world, s.collect)
 		n++
-		at := &s.level[s.from]
-		switch {
-		case s.broken != nil:
-			s.violate(s.broken.property, s.broken.reason, at.index, &s.broken.step)
-			return n
-		case s.ord == 0 && s.m.Owes != nil:
-			if owed := s.m.Owes(at.world); owed != "" {
-				s.violate("owes work", "no move is possible, yet "+owed, at.index, nil)
-				return n
-			}
+		var owed string
+		if s.broken == nil && s.ord == 0 && s.m.Owes != nil {
+			owed = s.m.Owes(at.world)
 		}
+		if s.broken == nil && owed == "" {
+			continue
+		}
+		if s.flush(); s.stop {
+			return n
+		}
+		if b := s.broken; b != nil {
+			s.violate(b.property, b.reason, at.index, &b.step)
+		} else {
+			s.violate("owes work", "no move is possible, yet "+owed, at.index, nil)
+		}
+		return n
 	}
+	s.flush()
+	return n
+}
+
+// flush reads the slots of the gathered moves, probes them in Next's
+// order, counts the moves yielded up to the last one probed, and empties
+// the batch.
+func (s *search[W]) flush() {
 	s.prefetch()
+	counted := s.yielded
 	for i := range s.moves {
 		mv := &s.moves[i]
 		s.visit(&mv.key, mv.hash, s.level[mv.from].index, mv.ord)
 		if s.stop {
+			counted = mv.seq
 			break
 		}
 	}
-	return n
+	s.result.Moves += int(counted)
+	s.moves, s.yielded = s.moves[:0], 0
 }
 
 // onMove is Next's yield. It checks the move invariants and gathers the
@@ -159,7 +179,7 @@ func (s *search[W]) onMove(label string, to W) {
 	if s.broken != nil {
 		return
 	}
-	s.result.Moves++
+	s.yielded++
 	from := &s.level[s.from].world
 	for _, inv := range s.m.Moves {
 		if err := inv.Check(*from, label, to); err != nil {
@@ -183,7 +203,7 @@ func (s *search[W]) onMove(label string, to W) {
 	}
 	s.moves = s.moves[:n+1]
 	mv := &s.moves[n]
-	mv.key, mv.hash, mv.from, mv.ord = to, h, s.from, ord
+	mv.key, mv.hash, mv.from, mv.ord, mv.seq = to, h, s.from, ord, s.yielded
 }
 
 // prefetch reads the home slot of every gathered move. The reads do not

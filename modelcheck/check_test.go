@@ -349,3 +349,89 @@ func TestZeroWorldReachedLastIsVisited(t *testing.T) {
 		}
 	}
 }
+
+// orderWorld: 0 moves to 1 and to 2; 1 moves to 3; 2 moves to 4.
+func orderNext(w [2]uint64, yield func(string, [2]uint64)) {
+	switch w[0] {
+	case 0:
+		yield("a", [2]uint64{1})
+		yield("b", [2]uint64{2})
+	case 1:
+		yield("c", [2]uint64{3})
+	case 2:
+		yield("d", [2]uint64{4})
+	}
+}
+
+func isWorld(n uint64) func([2]uint64) error {
+	return func(w [2]uint64) error {
+		if w[0] == n {
+			return fmt.Errorf("world %d", n)
+		}
+		return nil
+	}
+}
+
+// The checker batches moves, yet stops where probing each move as Next
+// yields it would: the first violation or limit in Next's order wins,
+// and Moves counts the moves up to it.
+func TestStopsInNextOrder(t *testing.T) {
+	notTo4 := modelcheck.MoveInvariant[[2]uint64]{Name: "never to 4", Check: func(_ [2]uint64, _ string, to [2]uint64) error { return isWorld(4)(to) }}
+	not3 := modelcheck.Invariant[[2]uint64]{Name: "not 3", Check: isWorld(3)}
+	owes2 := func(w [2]uint64) string {
+		if w[0] == 2 {
+			return "a debt"
+		}
+		return ""
+	}
+	type outcome struct {
+		verdict              modelcheck.Verdict
+		states, moves, depth int
+		property             string
+	}
+	for _, c := range []struct {
+		name string
+		m    modelcheck.Model[[2]uint64]
+		opts modelcheck.Options
+		want outcome
+	}{
+		{"a world invariant before a move invariant",
+			modelcheck.Model[[2]uint64]{Invariants: []modelcheck.Invariant[[2]uint64]{not3}, Moves: []modelcheck.MoveInvariant[[2]uint64]{notTo4}},
+			modelcheck.Options{}, outcome{modelcheck.Violated, 4, 3, 2, "not 3"}},
+		{"the state limit before a move invariant",
+			modelcheck.Model[[2]uint64]{Moves: []modelcheck.MoveInvariant[[2]uint64]{notTo4}},
+			modelcheck.Options{MaxStates: 3}, outcome{modelcheck.Incomplete, 3, 3, 2, ""}},
+		{"a world invariant before owed work",
+			modelcheck.Model[[2]uint64]{Invariants: []modelcheck.Invariant[[2]uint64]{not3}, Owes: owes2},
+			modelcheck.Options{}, outcome{modelcheck.Violated, 4, 3, 2, "not 3"}},
+		{"moves after a violation are not counted",
+			modelcheck.Model[[2]uint64]{Invariants: []modelcheck.Invariant[[2]uint64]{{Name: "not 1", Check: isWorld(1)}}},
+			modelcheck.Options{}, outcome{modelcheck.Violated, 2, 1, 1, "not 1"}},
+	} {
+		c.m.Name, c.m.Init, c.m.Next = "order", [][2]uint64{{0}}, orderNext
+		if c.m.Owes != nil { // world 2 then has no moves
+			c.m.Next = func(w [2]uint64, yield func(string, [2]uint64)) {
+				if w[0] != 2 {
+					orderNext(w, yield)
+				}
+			}
+		}
+		r := modelcheck.Check(c.m, c.opts)
+		got := outcome{r.Verdict, r.States, r.Moves, r.Depth, ""}
+		if r.Violation != nil {
+			got.property = r.Violation.Property
+		}
+		if got != c.want {
+			t.Errorf("%s: %+v, want %+v", c.name, got, c.want)
+		}
+	}
+}
+
+// Worlds of size zero are one world.
+func TestZeroSizedWorld(t *testing.T) {
+	m := modelcheck.Model[struct{}]{Name: "unit", Init: []struct{}{{}},
+		Next: func(w struct{}, yield func(string, struct{})) { yield("stay", w) }}
+	if r := modelcheck.Check(m, modelcheck.Options{}); r.Verdict != modelcheck.Passed || r.States != 1 || r.Moves != 1 {
+		t.Fatal(r.Summary())
+	}
+}

@@ -21,8 +21,8 @@ type recentSet[W comparable] struct {
 // newRecentSet returns a recent set all of whose slots hold w, a visited
 // world (an empty slot would hold the zero world, which may not be).
 func newRecentSet[W comparable](w W) recentSet[W] {
-	n := 1
-	for n*2*int(unsafe.Sizeof(w)) <= recentBytes {
+	n, size := 1, max(int(unsafe.Sizeof(w)), 1) // worlds of size 0 take a slot all the same
+	for n*2*size <= recentBytes {
 		n *= 2
 	}
 	r := recentSet[W]{slots: make([]W, n), mask: uint64(n - 1)}
