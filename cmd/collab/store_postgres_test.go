@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"os"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -17,13 +18,7 @@ import (
 // lease kept in PostgreSQL, and `lease ls` lists it. The test needs the
 // server named by COLLAB_TEST_POSTGRES_URL (scripts/pg-test-server.sh).
 func TestLeasePostgresStore(t *testing.T) {
-	url := os.Getenv("COLLAB_TEST_POSTGRES_URL")
-	if url == "" {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("COLLAB_TEST_POSTGRES_URL is not set")
-		}
-		t.Skip("COLLAB_TEST_POSTGRES_URL is not set; start a server with scripts/pg-test-server.sh /tmp/collab-pg and set it to the URL printed")
-	}
+	url := testPostgresURL(t)
 	var b [8]byte
 	_, _ = rand.Read(b[:])
 	key := "cmd-test-" + hex.EncodeToString(b[:])
@@ -54,6 +49,48 @@ func TestLeasePostgresStore(t *testing.T) {
 		}
 	}
 	t.Fatalf("lease ls does not list %s:\n%s", key, out)
+}
+
+// testPostgresURL returns COLLAB_TEST_POSTGRES_URL; without it the test
+// is skipped, or fails under CI.
+func testPostgresURL(t *testing.T) string {
+	url := os.Getenv("COLLAB_TEST_POSTGRES_URL")
+	if url == "" {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("COLLAB_TEST_POSTGRES_URL is not set")
+		}
+		t.Skip("COLLAB_TEST_POSTGRES_URL is not set; start a server with scripts/pg-test-server.sh /tmp/collab-pg and set it to the URL printed")
+	}
+	return url
+}
+
+// TestDemoRunsOnPostgres runs a two-second demo on PostgreSQL: it must be
+// linearizable, and drop the schema it made for its tables.
+func TestDemoRunsOnPostgres(t *testing.T) {
+	url := testPostgresURL(t)
+	var out, errb strings.Builder
+	code := runDemo([]string{"--duration", "2s", "--store", "postgres", "--postgres-url", url, "--seed", "5",
+		"--workers", "3", "--dir", t.TempDir()}, nil, &out, &errb)
+	text := out.String()
+	if code != 0 || !strings.Contains(text, "porcupine: linearizable") {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, text, errb.String())
+	}
+	m := regexp.MustCompile(`PostgreSQL schema: (collab_torture_5_\d+) \(dropped\)`).FindStringSubmatch(text)
+	if m == nil {
+		t.Fatalf("output does not name a dropped schema of seed 5:\n%s", text)
+	}
+	conn, err := pgx.Connect(context.Background(), url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(context.Background())
+	var n int
+	if err := conn.QueryRow(context.Background(), "SELECT count(*) FROM information_schema.schemata WHERE schema_name = $1", m[1]).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	if n != 0 {
+		t.Fatalf("schema %s is still there", m[1])
+	}
 }
 
 // deleteKey removes the test's record, which the repository never does.

@@ -27,7 +27,9 @@ type Config struct {
 	PostgresURL string
 	// PostgresSchema is the PostgreSQL schema that holds the run's
 	// tables; "" means a new one named after the seed and the time, so
-	// that runs never share tables.
+	// that runs never share tables. Run drops a schema it named once the
+	// history checks linearizable, and keeps it otherwise, next to the run
+	// directory, as evidence; a schema the caller names is the caller's.
 	PostgresSchema string
 	// Server makes faults of the store's server (StorePostgres).
 	Server ServerConfig

@@ -31,6 +31,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	}
 	ctx, cancel := context.WithTimeout(ctx, cfg.Deadline-2*cfg.CheckTimeout)
 	defer cancel()
+	ownSchema := cfg.Store == StorePostgres && cfg.PostgresSchema == ""
 	if cfg.Store == StorePostgres {
 		var err error
 		if cfg, err = preparePostgres(ctx, cfg); err != nil {
@@ -45,7 +46,15 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	if err := errors.Join(runErr, c.close()); err != nil {
 		return nil, err
 	}
-	return check(cfg, stats)
+	res, err := check(cfg, stats)
+	if err != nil || res.Failed() || !ownSchema {
+		return res, err
+	}
+	if err := dropSchema(context.WithoutCancel(ctx), cfg.PostgresURL, cfg.PostgresSchema); err != nil {
+		return res, err
+	}
+	res.SchemaDropped = true
+	return res, nil
 }
 
 // check merges the history files of the run and checks them.

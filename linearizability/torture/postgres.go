@@ -43,6 +43,21 @@ func preparePostgres(ctx context.Context, cfg Config) (Config, error) {
 	return cfg, nil
 }
 
+// dropSchema drops the run's schema and every table in it.
+func dropSchema(ctx context.Context, url, schema string) error {
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	conn, err := pgx.Connect(ctx, url)
+	if err == nil {
+		_, err = conn.Exec(ctx, "DROP SCHEMA IF EXISTS "+pgx.Identifier{schema}.Sanitize()+" CASCADE")
+		err = errors.Join(err, conn.Close(ctx))
+	}
+	if err != nil {
+		return fmt.Errorf("torture: dropping the run's schema %s: %w", schema, err)
+	}
+	return nil
+}
+
 // openPostgres opens a worker's lease repository and resource, trying
 // again while the server is down.
 func openPostgres(a assignment) (*postgres.Repository, *pgResource, error) {

@@ -50,21 +50,6 @@ func ensureRunning(t *testing.T, url string, srv *PGServer) {
 	}
 }
 
-// dropSchema drops the run's schema.
-func dropSchema(t *testing.T, url, schema string) {
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	conn, err := pgx.Connect(ctx, url)
-	if err != nil {
-		t.Errorf("dropping schema %s: %v", schema, err)
-		return
-	}
-	defer conn.Close(ctx)
-	if _, err := conn.Exec(ctx, "DROP SCHEMA "+pgx.Identifier{schema}.Sanitize()+" CASCADE"); err != nil {
-		t.Errorf("dropping schema %s: %v", schema, err)
-	}
-}
-
 // TestPostgresFaults runs a campaign on PostgreSQL with workers killed
 // and paused and the server stopped (immediate) and restarted and its
 // postmaster paused: the history must be linearizable, the faults made,
@@ -75,7 +60,9 @@ func TestPostgresFaults(t *testing.T) {
 	schema := "collab_torture_test_" + time.Now().Format("20060102150405.000000")
 	t.Cleanup(func() {
 		ensureRunning(t, url, srv)
-		dropSchema(t, url, schema)
+		if err := dropSchema(context.Background(), url, schema); err != nil {
+			t.Error(err)
+		}
 	})
 	cfg := Config{Dir: t.TempDir(), Store: StorePostgres, PostgresURL: url, PostgresSchema: schema, Seed: 11,
 		Workers: 3, Keys: 3, Duration: 10 * time.Second, KillEvery: 800 * time.Millisecond,

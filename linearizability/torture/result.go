@@ -22,6 +22,9 @@ type Result struct {
 	Report  lz.Report
 	// HTML is the visualisation written, or "".
 	HTML string
+	// SchemaDropped says that Run dropped the PostgreSQL schema it named
+	// for the run (see Config.PostgresSchema).
+	SchemaDropped bool
 }
 
 // Failed reports whether the campaign found a violation or could not
@@ -89,6 +92,13 @@ func (r *Result) Print(w io.Writer) {
 		fmt.Fprintf(w, "history: %s\n", r.HTML)
 	}
 	fmt.Fprintf(w, "run directory: %s\n", c.Dir)
+	if c.Store == StorePostgres {
+		kept := "kept"
+		if r.SchemaDropped {
+			kept = "dropped"
+		}
+		fmt.Fprintf(w, "PostgreSQL schema: %s (%s)\n", c.PostgresSchema, kept)
+	}
 }
 
 // ProgressLine renders s as the one-line live progress.
