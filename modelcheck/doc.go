@@ -27,5 +27,7 @@
 //     equal worlds must be equal values.
 //  3. Canonical, if set, maps every world to one representative of its
 //     symmetry class, and commutes with Next up to that symmetry.
-//  4. Invariants and Owes are pure functions of the world (and the move).
+//  4. Invariants, move invariants and Owes are pure functions of the
+//     world (and the move). Move invariants and Canonical run inside
+//     Next's yield, so they share no scratch state with Next.
 package modelcheck
