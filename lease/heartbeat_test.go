@@ -109,6 +109,35 @@ func TestRenewalFailureLostFromStart(t *testing.T) {
 	})
 }
 
+// TestDeadlineIgnoresTheWallClock: a holder whose renewals all fail
+// declares the lease lost TTL after its claim started on its monotonic
+// clock; steps of the wall clock either way move the deadline neither
+// earlier nor later.
+func TestDeadlineIgnoresTheWallClock(t *testing.T) {
+	forKinds(t, func(t *testing.T, f *platformtest.Fake, inner lease.Repository) {
+		repo := newFaultRepo(inner, f.Clock)
+		m, rec := newManager(t, f.Platform, repo)
+		start := f.Clock.Monotonic()
+		h := mustAcquire(t, m, "k")
+		repo.failNext(-1)
+		for i, jump := range []time.Duration{10 * ttl, -20 * ttl, ttl / 2} {
+			f.Clock.SetWall(f.Clock.Now().Add(jump))
+			step(t, f.Clock, 2, hb-time.Duration(i)) // still short of the TTL in all
+		}
+		f.Clock.SetWall(f.Clock.Now().Add(100 * ttl))
+		for now := f.Clock.Monotonic(); now < start+ttl-time.Nanosecond; now = f.Clock.Monotonic() {
+			step(t, f.Clock, 2, min(hb/10, start+ttl-time.Nanosecond-now))
+		}
+		settle(t, f.Clock, 2)
+		wantNotEnded(t, h)
+		advance(f.Clock, time.Nanosecond)
+		wantLost(t, h)
+		if _, lostAt := rec.waitCount(t, lease.Lost, 1); lostAt[0] != start+ttl {
+			t.Fatalf("lost %v after the claim started, want the TTL %v", lostAt[0]-start, ttl)
+		}
+	})
+}
+
 // TestRenewalRecovers: a renewal that fails a few times and then
 // succeeds keeps the lease, and later heartbeats go on as before.
 func TestRenewalRecovers(t *testing.T) {

@@ -130,6 +130,52 @@ func TestTakeoverSilentHolder(t *testing.T) {
 	}
 }
 
+// TestTakeoverWaitsTheLongerTTL: an observer waits out the holder's TTL,
+// which bounds when the holder declares itself lost, when it is longer
+// than its own, and its own when that is longer.
+func TestTakeoverWaitsTheLongerTTL(t *testing.T) {
+	for _, tt := range []struct {
+		name              string
+		holderTTL, waited time.Duration
+	}{
+		{"holder's TTL longer", 3 * ttl, 3 * ttl},
+		{"observer's TTL longer", ttl / 2, ttl},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			forKinds(t, func(t *testing.T, f *platformtest.Fake, repo lease.Repository) {
+				id := f.Processes.Start()
+				writeBehind(t, repo, "k", lease.Snapshot{Generation: 1, Holder: id, TTL: tt.holderTTL})
+				m, rec := newManager(t, f.Platform, repo)
+				wantHeld(t, m, "k", id)
+				advance(f.Clock, tt.waited-time.Nanosecond)
+				wantHeld(t, m, "k", id)
+				advance(f.Clock, time.Nanosecond)
+				wantTakeover(t, m, rec, "k", 2, id)
+			})
+		})
+	}
+}
+
+// TestTakeoverIgnoresTheWallClock: the observer's TTL runs on its
+// monotonic clock; steps of the wall clock either way change nothing.
+func TestTakeoverIgnoresTheWallClock(t *testing.T) {
+	forKinds(t, func(t *testing.T, f *platformtest.Fake, repo lease.Repository) {
+		id := f.Processes.Start()
+		writeBehind(t, repo, "k", lease.Snapshot{Generation: 1, Holder: id, RenewedAt: f.Clock.Now(), TTL: ttl})
+		m, rec := newManager(t, f.Platform, repo)
+		wantHeld(t, m, "k", id)
+		for _, jump := range []time.Duration{100 * ttl, -200 * ttl, 100 * ttl} {
+			f.Clock.SetWall(f.Clock.Now().Add(jump))
+			wantHeld(t, m, "k", id)
+		}
+		advance(f.Clock, ttl-time.Nanosecond)
+		f.Clock.SetWall(f.Clock.Now().Add(-time.Hour))
+		wantHeld(t, m, "k", id)
+		advance(f.Clock, time.Nanosecond)
+		wantTakeover(t, m, rec, "k", 2, id)
+	})
+}
+
 // TestTakeoverClockRestartsOnNewRecord: a record that changes while the
 // observer waits (the holder renewed) restarts the observer's TTL from
 // when it sees the new revision.

@@ -57,7 +57,10 @@
 //
 // Local directories only: neither SQLite's locks nor lock files are
 // reliable on NFS. Holders of lock files are judged by process, so every
-// process sharing a lock must see one process table. On windows process
+// process sharing a lock must see one process table; a process on another
+// kernel that shares the directory (a virtual machine's shared folder) is
+// outside that, and its lock file would be reclaimed as an earlier boot's.
+// On windows process
 // identity is unsupported: a SQLite lock is taken with an unknown holder,
 // and the lock file mode fails. Go cannot interrupt an attempt in flight:
 // a context that ends during an attempt takes effect once it is over.
