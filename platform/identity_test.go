@@ -219,3 +219,42 @@ func TestIdentityString(t *testing.T) {
 		}
 	}
 }
+
+// FuzzParseIdentity checks what lock stamps and lease records get from a
+// stored identity, whatever the bytes: no panic, every failure an
+// *IdentityError, and every identity it accepts valid and written back
+// by Marshal as one that parses to itself.
+func FuzzParseIdentity(f *testing.F) {
+	for _, seed := range []string{
+		`{"host":"h","bootId":"b","pid":42,"startTime":7,"pidNamespace":4026531836}`,
+		`{"host":"h","bootId":"b","pid":42,"startTime":7}` + "\n",
+		`{"bootId":"b","pid":2147483648,"startTime":7}`,
+		`{"bootId":"b","pid":"42","startTime":7}`,
+		`{"bootId":"b","pid":42,"startTime":7}}`,
+		`{"bootId":"b","pid":4.2e1,"startTime":7,"extra":[1,{"a":null}]}`,
+		`{"host":"\u00e9\ud800","bootId":"\u0000","pid":1,"startTime":18446744073709551615}`,
+		``, `null`, `[]`, `{}`, "\x00\xff",
+	} {
+		f.Add([]byte(seed))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		id, err := ParseIdentity(data)
+		if err != nil {
+			var ie *IdentityError
+			if !errors.As(err, &ie) {
+				t.Fatalf("error %v (%T) is not an *IdentityError", err, err)
+			}
+			if id != (Identity{}) {
+				t.Fatalf("failed with a non-zero identity %+v", id)
+			}
+			return
+		}
+		if err := id.Validate(); err != nil {
+			t.Fatalf("accepted an invalid identity %+v: %v", id, err)
+		}
+		again, err := ParseIdentity(id.Marshal())
+		if err != nil || again != id {
+			t.Fatalf("%+v written back parses as %+v, %v", id, again, err)
+		}
+	})
+}
