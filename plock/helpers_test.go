@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -33,6 +34,9 @@ type countingSQLite struct {
 	// onOpen, if set, runs before each open with the open's number (1 for
 	// the first); tests use it to act at a precise point of an attempt.
 	onOpen func(n int64)
+
+	mu      sync.Mutex
+	options []platform.SQLiteOptions // of each open, in order
 }
 
 func newCountingSQLite() *countingSQLite {
@@ -41,10 +45,20 @@ func newCountingSQLite() *countingSQLite {
 
 func (c *countingSQLite) Open(path string, opts platform.SQLiteOptions) (*sql.DB, error) {
 	n := c.opens.Add(1)
+	c.mu.Lock()
+	c.options = append(c.options, opts)
+	c.mu.Unlock()
 	if c.onOpen != nil {
 		c.onOpen(n)
 	}
 	return c.base.Open(path, opts)
+}
+
+// openOptions returns the options of every open so far.
+func (c *countingSQLite) openOptions() []platform.SQLiteOptions {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return append([]platform.SQLiteOptions(nil), c.options...)
 }
 
 // processFS is an FS of its own: a platform with it shares no turns with

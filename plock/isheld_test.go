@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/rivus/collab/platform"
@@ -123,6 +124,47 @@ func TestIsHeldThroughAnotherSQLiteValue(t *testing.T) {
 	}
 	if held, err := IsHeld(context.Background(), f.Platform, path); err != nil || held {
 		t.Errorf("IsHeld after Release = %v, %v; want false", held, err)
+	}
+}
+
+// selfCounter counts the calls of Self.
+type selfCounter struct {
+	platform.Process
+	calls atomic.Int64
+}
+
+func (p *selfCounter) Self() (platform.Identity, error) {
+	p.calls.Add(1)
+	return p.Process.Self()
+}
+
+// TestIsHeldOneAttemptNoIdentity: with SQLite, each IsHeld makes one
+// attempt (one open, with no busy timeout) and never reads the process's
+// identity, whether the lock is held or free.
+func TestIsHeldOneAttemptNoIdentity(t *testing.T) {
+	f := platformtest.New(t)
+	path := lockPath(f)
+	sqlite := newCountingSQLite()
+	self := &selfCounter{Process: f.Platform.Process}
+	p := *withSQLite(f, sqlite)
+	p.Process = self
+	l := mustAcquire(t, otherProcess(f, f.Processes.Start()), path)
+	for i, want := range []bool{true, false} {
+		if i == 1 {
+			if err := l.Release(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if held, err := IsHeld(context.Background(), &p, path); err != nil || held != want {
+			t.Fatalf("IsHeld = %v, %v; want %v", held, err, want)
+		}
+		opts := sqlite.openOptions()
+		if len(opts) != i+1 || opts[i].BusyTimeout != 0 {
+			t.Fatalf("after %d checks, opens with options %+v; want one open each, with no busy timeout", i+1, opts)
+		}
+	}
+	if n := self.calls.Load(); n != 0 {
+		t.Fatalf("IsHeld read the process identity %d times", n)
 	}
 }
 
