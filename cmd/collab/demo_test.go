@@ -8,14 +8,16 @@ import (
 	"testing"
 
 	"github.com/rivus/collab/linearizability/torture"
+	"go.uber.org/goleak"
 )
 
 // TestMain makes this test binary a campaign worker when the demo's
-// controller starts it as one, as main does for collab.
+// controller starts it as one, as main does for collab; the tests must
+// leave no goroutine behind.
 func TestMain(m *testing.M) {
 	torture.WorkerMain()
 	workerCommand = []string{os.Args[0], "-test.run=^$"}
-	os.Exit(m.Run())
+	goleak.VerifyTestMain(m)
 }
 
 func TestDemoRejectsMisuse(t *testing.T) {
