@@ -1,0 +1,57 @@
+package plock_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/rivus/collab/platform"
+	"github.com/rivus/collab/plock"
+)
+
+// One task holds the lock; IsHeld says so without touching it; a second
+// task that does not wait gets a *HeldError at once, and one that waits
+// gets the lock when the first releases it.
+func Example() {
+	dir, err := os.MkdirTemp("", "plock-example-")
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer os.RemoveAll(dir)
+	ctx, p, path := context.Background(), platform.OS(), filepath.Join(dir, "app.lock")
+
+	first, err := plock.Acquire(ctx, p, path, plock.Options{})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	held, _ := plock.IsHeld(ctx, p, path)
+	fmt.Println("held:", held)
+
+	_, err = plock.Acquire(ctx, p, path, plock.Options{})
+	var busy *plock.HeldError
+	fmt.Println("second without waiting gets a HeldError:", errors.As(err, &busy))
+
+	got := make(chan error)
+	go func() {
+		second, err := plock.Acquire(ctx, p, path, plock.Options{Wait: true})
+		if err == nil {
+			err = second.Release()
+		}
+		got <- err
+	}()
+	fmt.Println("first released:", first.Release())
+	fmt.Println("waiting second acquired and released:", <-got)
+
+	held, _ = plock.IsHeld(ctx, p, path)
+	fmt.Println("held:", held)
+	// Output:
+	// held: true
+	// second without waiting gets a HeldError: true
+	// first released: <nil>
+	// waiting second acquired and released: <nil>
+	// held: false
+}
