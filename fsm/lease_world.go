@@ -175,18 +175,18 @@ func DefaultLeaseBounds() LeaseBounds {
 // key: each holder's handle, process and observer bookkeeping, the
 // repository's record and fence, ghost variables for the invariants and,
 // in a world that breaks one, what the move that led to it did wrong. It
-// is a comparable value of 16 bytes, the variables of leaseVars packed
-// into bit fields, because the checker's visited set is what bounds its
-// speed and a smaller key is a faster one; the model's Format renders it.
+// is a comparable value of two words, the variables of leaseVars packed
+// into bit fields (lease_world_words.go), because the checker's visited
+// set is what bounds its speed and a smaller key is a faster one; the
+// model's Format renders it.
 type LeaseWorld struct {
-	// h holds each holder's leaseHolder: st | op<<5, gen | lifeCall<<4,
-	// and the flags lost, lfresh, wfresh, renew | clock<<4 (see
-	// leaseHolder.pack).
-	h     [LeaseMaxHolders][3]uint8
-	rec   uint8 // recGen | recFree<<4 | recBy<<5
-	fence uint8 // fence | fault<<3
-	ghost uint8 // faultAt | top<<3
-	arg   uint8 // faultArg
+	// lo and hi are the 128-bit number hi:lo. Holder i's three bytes are
+	// bits 24i to 24i+23: st | op<<5, gen | lifeCall<<4, and the flags
+	// lost, lfresh, wfresh, renew | clock<<4 (see leaseHolder.word). The
+	// top four bytes of hi are rec (recGen | recFree<<4 | recBy<<5),
+	// fence (fence | fault<<3), ghost (faultAt | top<<3) and arg
+	// (faultArg), in that order from the lowest.
+	lo, hi uint64
 }
 
 // leaseVars is a LeaseWorld unpacked: the model computes on it.

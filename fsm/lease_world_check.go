@@ -31,23 +31,27 @@ func (m *leaseModel) invariants() []modelcheck.Invariant[LeaseWorld] {
 func (m *leaseModel) overlap(w LeaseWorld) error {
 	first := -1
 	for i := range m.n {
-		if !leaseWorking(w.h[i]) {
+		if !leaseWorking(w.holder(i)) {
 			continue
 		}
-		if first >= 0 && w.h[i][1]&15 != w.h[first][1]&15 {
+		if first >= 0 && leaseGen(w.holder(i)) != leaseGen(w.holder(first)) {
 			return fmt.Errorf("%s's fenced work with generation %d runs while %s's with generation %d does",
-				leaseHolderName(i), w.h[i][1]&15, leaseHolderName(first), w.h[first][1]&15)
+				leaseHolderName(i), leaseGen(w.holder(i)), leaseHolderName(first), leaseGen(w.holder(first)))
 		}
 		first = i
 	}
 	return nil
 }
 
-// leaseWorking reports whether the packed holder's fenced work runs.
-func leaseWorking(h [3]uint8) bool {
-	lifeCall := h[1] >> 4
+// leaseWorking reports whether the fenced work of the packed holder x
+// runs.
+func leaseWorking(x uint64) bool {
+	lifeCall := uint8(x>>12) & 15
 	return lifeCall != leaseLifeCallCrashed && lifeCall%3 == leaseFenceWorking
 }
+
+// leaseGen returns the packed holder x's generation.
+func leaseGen(x uint64) uint8 { return uint8(x>>8) & 15 }
 
 // faultError says what the move into w did wrong.
 func (m *leaseModel) faultError(w *leaseVars) error {
@@ -126,7 +130,7 @@ func (m *leaseModel) canonical(w LeaseWorld) LeaseWorld {
 	var rename [LeaseMaxHolders + 1]uint8 // old+1 → new+1; 0 stays 0
 	c := w
 	for to, from := range perm[:m.n] {
-		c.h[to] = w.h[from]
+		c.lo, c.hi = leaseSetHolder(c.lo, c.hi, to, w.holder(int(from)))
 		rename[from+1] = uint8(to + 1)
 	}
 	v := c.unpack()
@@ -153,29 +157,33 @@ func leaseSortHolders(w *LeaseWorld, perm *[LeaseMaxHolders]uint8, lo, hi int) b
 // leaseLess orders holders by their variables, then by the references the
 // world holds to them, so that holders that compare equal are identical.
 func leaseLess(w *LeaseWorld, a, b int) bool {
-	x, y := leaseHolderKey(w.h[a]), leaseHolderKey(w.h[b])
+	x, y := leaseHolderKey(w.holder(a)), leaseHolderKey(w.holder(b))
 	if x != y {
 		return x < y
 	}
 	return leaseRoles(w, a) < leaseRoles(w, b)
 }
 
-func leaseHolderKey(h [3]uint8) uint32 { return uint32(h[0])<<16 | uint32(h[1])<<8 | uint32(h[2]) }
+// leaseHolderKey orders packed holders by their first byte, then their
+// second, then their third.
+func leaseHolderKey(x uint64) uint32 {
+	return uint32(x&0xff)<<16 | uint32(x&0xff00) | uint32(x>>16&0xff)
+}
 
 // leaseRoles encodes the references the world holds to holder i.
 func leaseRoles(w *LeaseWorld, i int) uint8 {
 	var r uint8
 	id := uint8(i + 1)
-	if w.rec>>5 == id {
+	if w.rec()>>5 == id {
 		r |= 1
 	}
-	if w.fence&7 == id {
+	if w.fence()&7 == id {
 		r |= 2
 	}
-	if w.ghost&7 == id {
+	if w.ghost()&7 == id {
 		r |= 4
 	}
-	if w.fault() == leaseFaultEarly && w.arg == uint8(i) {
+	if w.fault() == leaseFaultEarly && w.arg() == uint8(i) {
 		r |= 8
 	}
 	return r

@@ -86,10 +86,7 @@ var leaseDeadlineOfCode = [...]leaseFlags{0, leaseArmed, leaseArmed | leaseDue, 
 // leaseObserverOfCode maps a clock's observer code to its flags.
 var leaseObserverOfCode = [...]leaseFlags{0, leaseSeen, leaseSeen | leaseTTL}
 
-// pack packs v into a LeaseWorld; unpack inverts it. Both go through the
-// world's two words (see leaseWords): the checker reads worlds a word at a
-// time, and a world written byte by byte cannot be read back as a word
-// until the bytes reach the cache.
+// pack packs v into a LeaseWorld; unpack inverts it.
 func (v *leaseVars) pack() LeaseWorld {
 	var lo, hi uint64
 	for i := range v.h {
@@ -105,11 +102,6 @@ func (v *leaseVars) recordWord() uint64 {
 	fence := v.fence | uint8(v.fault)<<3
 	ghost := v.faultAt | v.top<<3
 	return uint64(rec) | uint64(fence)<<8 | uint64(ghost)<<16 | uint64(v.faultArg)<<24
-}
-
-func (h *leaseHolder) pack() [3]uint8 {
-	x := h.word()
-	return [3]uint8{uint8(x), uint8(x >> 8), uint8(x >> 16)}
 }
 
 // word packs h into the low three bytes of a word, little-endian.
@@ -139,19 +131,15 @@ func (h *leaseHolder) word() uint64 {
 
 func (w LeaseWorld) unpack() leaseVars {
 	var v leaseVars
-	lo, hi := w.words()
-	for i := range w.h {
-		v.h[i] = leaseUnpackHolderWord(leaseHolderWord(lo, hi, i))
+	for i := range v.h {
+		v.h[i] = leaseUnpackHolderWord(w.holder(i))
 	}
-	v.recGen, v.recFree, v.recBy = w.rec&15, w.rec>>4&1, w.rec>>5
-	v.fence, v.fault = w.fence&7, w.fault()
-	v.faultAt, v.top = w.ghost&7, w.ghost>>3
-	v.faultArg = w.arg
+	rec, fence, ghost := w.rec(), w.fence(), w.ghost()
+	v.recGen, v.recFree, v.recBy = rec&15, rec>>4&1, rec>>5
+	v.fence, v.fault = fence&7, w.fault()
+	v.faultAt, v.top = ghost&7, ghost>>3
+	v.faultArg = w.arg()
 	return v
-}
-
-func leaseUnpackHolder(b [3]uint8) leaseHolder {
-	return leaseUnpackHolderWord(uint64(b[0]) | uint64(b[1])<<8 | uint64(b[2])<<16)
 }
 
 // leaseUnpackHolderWord inverts leaseHolder.word.
@@ -173,4 +161,4 @@ func leaseUnpackHolderWord(x uint64) leaseHolder {
 }
 
 // fault returns the fault the move into w recorded.
-func (w LeaseWorld) fault() leaseFault { return leaseFault(w.fence >> 3) }
+func (w LeaseWorld) fault() leaseFault { return leaseFault(w.fence() >> 3) }

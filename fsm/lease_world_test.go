@@ -311,7 +311,7 @@ func leaseReachable(tb testing.TB, m modelcheck.Model[LeaseWorld]) []LeaseWorld 
 
 // TestLeaseWorldPacking checks that packing loses nothing the model
 // reaches: every world unpacks and packs back to itself, and a holder's
-// bytes are a function of its variables alone, as Canonical assumes.
+// bits are a function of its variables alone, as Canonical assumes.
 func TestLeaseWorldPacking(t *testing.T) {
 	m := leaseModelOf(t, LeasePolicy, DefaultLeaseBounds(), true)
 	for _, w := range leaseReachable(t, m) {
@@ -320,7 +320,7 @@ func TestLeaseWorldPacking(t *testing.T) {
 			t.Fatalf("%+v packs back to %+v", w, got)
 		}
 		for i := range v.h {
-			if b := v.h[i].pack(); b != w.h[i] || leaseUnpackHolder(b) != v.h[i] {
+			if x := v.h[i].word(); x != w.holder(i) || leaseUnpackHolderWord(x) != v.h[i] {
 				t.Fatalf("holder %d of %+v does not round-trip: %+v", i, w, v.h[i])
 			}
 		}

@@ -1,31 +1,26 @@
 package fsm
 
-import (
-	"encoding/binary"
-	"unsafe"
-)
-
-// A LeaseWorld's 16 bytes are also two little-endian words, lo (bytes 0
-// to 7) and hi (8 to 15): holder i's three bytes are bits 24i to 24i+23 of
-// the 128-bit number hi:lo, so holder 2 straddles the two words, and the
-// record's four bytes are hi's top half. Next builds the worlds it yields
-// as words, because the checker reads them as words: a word read of bytes
-// just written one at a time stalls until they reach the cache.
+// A LeaseWorld is two words, lo and hi: holder i's three bytes are bits
+// 24i to 24i+23 of the 128-bit number hi:lo, so holder 2 straddles the two
+// words, and the record's four bytes are hi's top half. Next builds the
+// worlds it yields as words, and two words pass in registers: a world of
+// bytes would go through memory, where a 16-byte copy of bytes just written
+// as words stalls until they reach the cache.
 
 // words returns w's two words.
-func (w *LeaseWorld) words() (lo, hi uint64) {
-	b := (*[16]byte)(unsafe.Pointer(w))
-	return binary.LittleEndian.Uint64(b[:8]), binary.LittleEndian.Uint64(b[8:])
-}
+func (w *LeaseWorld) words() (lo, hi uint64) { return w.lo, w.hi }
 
 // leaseWorldOf returns the world whose words are lo and hi.
-func leaseWorldOf(lo, hi uint64) LeaseWorld {
-	var w LeaseWorld
-	b := (*[16]byte)(unsafe.Pointer(&w))
-	binary.LittleEndian.PutUint64(b[:8], lo)
-	binary.LittleEndian.PutUint64(b[8:], hi)
-	return w
-}
+func leaseWorldOf(lo, hi uint64) LeaseWorld { return LeaseWorld{lo, hi} }
+
+// holder returns holder i's three bytes as a word (see leaseHolder.word).
+func (w *LeaseWorld) holder(i int) uint64 { return leaseHolderWord(w.lo, w.hi, i) }
+
+// The record's four bytes.
+func (w *LeaseWorld) rec() uint8   { return uint8(w.hi >> 32) }
+func (w *LeaseWorld) fence() uint8 { return uint8(w.hi >> 40) }
+func (w *LeaseWorld) ghost() uint8 { return uint8(w.hi >> 48) }
+func (w *LeaseWorld) arg() uint8   { return uint8(w.hi >> 56) }
 
 // leaseHolderShift holds, per holder, the shift of its bits within lo and
 // the right and left shifts that place its bits within hi. A shift of 64
