@@ -17,8 +17,10 @@ const (
 )
 
 // Check explores every world of m reachable from its initial worlds, within
-// opts' limits, and returns the verdict.
+// opts' limits, and returns the verdict. It panics, naming the field,
+// when a limit of opts is negative (see Options).
 func Check[W comparable](m Model[W], opts Options) Result[W] {
+	opts.validate()
 	s := &search[W]{m: m, opts: opts, start: time.Now(), hasher: newHasher[W]()}
 	switch {
 	case opts.Fingerprint:
@@ -28,7 +30,7 @@ func Check[W comparable](m Model[W], opts Options) Result[W] {
 	default:
 		s.exact = newWorldSet[W]()
 	}
-	if opts.ProgressEvery <= 0 {
+	if opts.ProgressEvery == 0 {
 		s.opts.ProgressEvery = 5 * time.Second
 	}
 	s.nextReport = s.opts.ProgressEvery

@@ -171,6 +171,43 @@ func TestLimitsAreIncompleteNeverPassed(t *testing.T) {
 	}
 }
 
+// TestNegativeOptionsPanicNamingTheField: a negative limit is the
+// program's mistake; Check panics before it explores anything.
+func TestNegativeOptionsPanicNamingTheField(t *testing.T) {
+	tests := []struct {
+		opts  modelcheck.Options
+		field string
+	}{
+		{modelcheck.Options{MaxStates: -3}, "Options.MaxStates is -3"},
+		{modelcheck.Options{Timeout: -time.Second}, "Options.Timeout is -1s"},
+		{modelcheck.Options{Progress: &bytes.Buffer{}, ProgressEvery: -time.Millisecond}, "Options.ProgressEvery is -1ms"},
+		{modelcheck.Options{ProgressEvery: -1}, "Options.ProgressEvery is -1ns"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.field, func(t *testing.T) {
+			explored := false
+			m := ring(10) // finite, so that a Check that does not panic returns
+			m.Next = func(w int, yield func(string, int)) { explored = true; yield("inc", (w+1)%10) }
+			msg := func() (msg string) {
+				defer func() {
+					if r := recover(); r != nil {
+						msg = fmt.Sprint(r)
+					}
+				}()
+				modelcheck.Check(m, tc.opts)
+				return "no panic"
+			}()
+			if !strings.Contains(msg, tc.field) || explored {
+				t.Fatalf("Check: %q (explored: %v); want a panic naming %q before exploring", msg, explored, tc.field)
+			}
+		})
+	}
+	// Zero is no limit (or the default), never a panic.
+	if r := modelcheck.Check(ring(10), modelcheck.Options{}); r.Verdict != modelcheck.Passed {
+		t.Fatal(r.Summary())
+	}
+}
+
 func TestProgressLines(t *testing.T) {
 	var out bytes.Buffer
 	modelcheck.Check(unbounded, modelcheck.Options{MaxStates: 100_000, Progress: &out, ProgressEvery: time.Nanosecond})

@@ -1,6 +1,7 @@
 package modelcheck
 
 import (
+	"fmt"
 	"io"
 	"time"
 )
@@ -44,16 +45,35 @@ type MoveInvariant[W comparable] struct {
 
 // Options bound a search. The zero value explores without limits, keeps
 // whole worlds and prints no progress.
+//
+// MaxStates, Timeout and ProgressEvery must not be negative: Check panics
+// at once, naming the field, when one is, as a negative limit is a
+// mistake of the program rather than a bound (as time.NewTicker panics on
+// a non-positive interval).
 type Options struct {
 	// MaxStates stops the search, Incomplete, after this many distinct
-	// worlds; 0 means no limit.
+	// worlds; 0 means no limit. Negative panics.
 	MaxStates int
 	// Timeout stops the search, Incomplete, after this long; 0 means none.
+	// Negative panics.
 	Timeout time.Duration
 	// Fingerprint keeps a 64-bit hash of each world instead of the world.
 	Fingerprint bool
-	// Progress, if set, receives a line every ProgressEvery (default 5 s)
-	// with the states, states per second and depth so far.
+	// Progress, if set, receives a line every ProgressEvery (0: the
+	// default, 5 s; negative panics) with the states, states per second
+	// and depth so far.
 	Progress      io.Writer
 	ProgressEvery time.Duration
+}
+
+// validate panics, naming the field, when a limit of o is negative.
+func (o Options) validate() {
+	switch {
+	case o.MaxStates < 0:
+		panic(fmt.Sprintf("modelcheck: Options.MaxStates is %d; want 0 (no limit) or more", o.MaxStates))
+	case o.Timeout < 0:
+		panic(fmt.Sprintf("modelcheck: Options.Timeout is %v; want 0 (none) or more", o.Timeout))
+	case o.ProgressEvery < 0:
+		panic(fmt.Sprintf("modelcheck: Options.ProgressEvery is %v; want 0 (the default, 5s) or more", o.ProgressEvery))
+	}
 }

@@ -40,3 +40,12 @@ func TestCheckReportsSpecErrorsAndLimits(t *testing.T) {
 		t.Fatalf("a state limit must give incomplete and exit 1: exit %d, %q", code, out)
 	}
 }
+
+func TestCheckRejectsNegativeLimits(t *testing.T) {
+	code, out, errOut := runCLI(t, "", "check", "--timeout", "-1s", "--max-states", "-3")
+	if code != 2 || out != "" ||
+		!strings.Contains(errOut, `collab check: invalid value "-1s" for flag --timeout: negative`) ||
+		!strings.Contains(errOut, `collab check: invalid value "-3" for flag --max-states: negative`) {
+		t.Fatalf("exit %d (want 2), stdout %q, stderr %q", code, out, errOut)
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"os/signal"
 	"strconv"
 	"strings"
@@ -27,21 +28,78 @@ type store struct {
 	close func() error
 }
 
-// openStore opens STORE: "dir:PATH" for the file repository, a
+// storeSpec is a parsed STORE: "dir:PATH" for the file repository, a
 // postgres:// or postgresql:// URL for PostgreSQL, anything else a SQLite
 // database path.
-func openStore(p *platform.Platform, spec string) (store, error) {
-	if isPostgresURL(spec) {
-		return openPostgresStore(spec)
+type storeSpec struct {
+	spec string // as given to --store
+	kind string // "sqlite", "dir" or "postgres"
+	path string // the database file or directory; the URL for postgres
+}
+
+// storeError reports a --store that names no usable store. Nothing was
+// created or changed.
+type storeError struct {
+	Spec   string // as given to --store
+	Reason string
+	Err    error // the cause, if any: fs.ErrNotExist for a missing store
+}
+
+func (e *storeError) Error() string {
+	if e.Spec == "" {
+		return "--store: " + e.Reason
 	}
-	if dir, ok := strings.CutPrefix(spec, "dir:"); ok {
-		r, err := lease.OpenFileRepository(p, dir)
+	return fmt.Sprintf("--store %s: %s", e.Spec, e.Reason)
+}
+
+func (e *storeError) Unwrap() error { return e.Err }
+
+// parseStore checks the form of STORE, without touching it.
+func parseStore(spec string) (storeSpec, error) {
+	switch dir, isDir := strings.CutPrefix(spec, "dir:"); {
+	case isPostgresURL(spec):
+		return storeSpec{spec, "postgres", spec}, nil
+	case spec == "":
+		return storeSpec{}, &storeError{Reason: "is required: a SQLite file path, dir:PATH, or a postgres:// URL"}
+	case isDir && dir == "":
+		return storeSpec{}, &storeError{Spec: spec, Reason: "names no directory; want dir:PATH"}
+	case isDir:
+		return storeSpec{spec, "dir", dir}, nil
+	}
+	return storeSpec{spec, "sqlite", spec}, nil
+}
+
+// mustExist returns a *storeError unless s is a store that exists: a
+// SQLite file or a directory, as s says. A PostgreSQL store is not
+// checked here.
+func (s storeSpec) mustExist(p *platform.Platform) error {
+	if s.kind == "postgres" || p == nil || p.FS == nil {
+		return nil // opening reports a platform without a file system
+	}
+	info, err := p.FS.Stat(s.path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return &storeError{Spec: s.spec, Reason: "does not exist (lease ls creates no store)", Err: err}
+	case err != nil:
+		return &storeError{Spec: s.spec, Reason: err.Error(), Err: err}
+	case s.kind == "dir" && !info.IsDir():
+		return &storeError{Spec: s.spec, Reason: "is not a directory"}
+	case s.kind == "sqlite" && info.IsDir():
+		return &storeError{Spec: s.spec, Reason: "is a directory, not a SQLite database (for a file store: dir:" + s.path + ")"}
+	}
+	return nil
+}
+
+// openStore opens s, creating it if missing.
+func openStore(p *platform.Platform, s storeSpec) (store, error) {
+	switch s.kind {
+	case "postgres":
+		return openPostgresStore(s.path)
+	case "dir":
+		r, err := lease.OpenFileRepository(p, s.path)
 		return store{r, func() error { return nil }}, err
 	}
-	if spec == "" {
-		return store{}, errors.New("--store is required: a SQLite file path, or dir:PATH")
-	}
-	r, err := lease.OpenSQLiteRepository(p, spec)
+	r, err := lease.OpenSQLiteRepository(p, s.path)
 	if err != nil {
 		return store{}, err
 	}
@@ -82,13 +140,17 @@ func runLeaseRun(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "usage: collab lease run --store STORE --key KEY [--ttl D] [--heartbeat D] [--wait] -- COMMAND [ARG...]")
 		return 2
 	}
-	// Validate the flags before the store is opened (or created).
+	// Validate every argument before the store is opened (or created).
+	spec, specErr := parseStore(*storeSpec)
+	var keyErr error
+	if err := lease.ValidateKey(*key); err != nil {
+		keyErr = fmt.Errorf("--key: %w", err)
+	}
 	cfg := lease.Config{TTL: *ttl, Heartbeat: *heartbeat, Repository: lease.NewMemoryRepository(), Platform: host()}
-	if err := cfg.Validate(); err != nil {
-		fmt.Fprintf(stderr, "collab lease run: %v\n", err)
+	if reportAll(stderr, "collab lease run", specErr, keyErr, nonNegative("grace", *grace, "SIGKILL at once"), cfg.Validate()) {
 		return 2
 	}
-	st, err := openStore(host(), *storeSpec)
+	st, err := openStore(host(), spec)
 	if err != nil {
 		fmt.Fprintf(stderr, "collab lease run: %v\n", err)
 		return 1
@@ -160,24 +222,47 @@ func runLeaseLs(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "usage: collab lease ls --store STORE [--json]")
 		return 2
 	}
+	spec, err := parseStore(*storeSpec)
+	if err != nil {
+		fmt.Fprintf(stderr, "collab lease ls: %v\n", err)
+		return 2
+	}
+	// ls only reads: a mistyped path must not create a store.
 	p := host()
-	st, err := openStore(p, *storeSpec)
+	if err := spec.mustExist(p); err != nil {
+		fmt.Fprintf(stderr, "collab lease ls: %v\n", err)
+		return 1
+	}
+	st, err := openStore(p, spec)
 	if err != nil {
 		fmt.Fprintf(stderr, "collab lease ls: %v\n", err)
 		return 1
 	}
 	defer st.close()
-	rows, err := listLeases(context.Background(), st.repo, p.GetClock().Now())
+	rows, bad, err := listLeases(context.Background(), st.repo, p.GetClock().Now())
 	if err != nil {
 		fmt.Fprintf(stderr, "collab lease ls: %v\n", err)
 		return 1
 	}
-	if *asJSON {
+	ok := printLeases(stdout, rows, *asJSON)
+	// The records that could not be read, after those that could.
+	if reportAll(stderr, "collab lease ls", bad...) {
+		return 1
+	}
+	return boolStatus(ok)
+}
+
+// printLeases prints rows as a table, or as JSON lines, and reports
+// whether the writes succeeded.
+func printLeases(stdout io.Writer, rows []leaseRow, asJSON bool) bool {
+	if asJSON {
 		enc := json.NewEncoder(stdout)
 		for _, r := range rows {
-			_ = enc.Encode(r)
+			if enc.Encode(r) != nil {
+				return false
+			}
 		}
-		return 0
+		return true
 	}
 	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "KEY\tGENERATION\tSTATE\tHOLDER\tAGE")
@@ -188,33 +273,33 @@ func runLeaseLs(args []string, stdout, stderr io.Writer) int {
 		}
 		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\n", r.Key, r.Generation, r.State, holder, r.Age)
 	}
-	return boolStatus(tw.Flush() == nil)
+	return tw.Flush() == nil
 }
 
 // listLeases reads every record of a repository that can list its keys.
-// A record that cannot be read is reported, and the others still listed.
-func listLeases(ctx context.Context, repo lease.Repository, now time.Time) ([]leaseRow, error) {
+// A record that cannot be read is returned in bad, one error naming its
+// key, and the others are still listed; err is a failure to list at all.
+func listLeases(ctx context.Context, repo lease.Repository, now time.Time) (rows []leaseRow, bad []error, err error) {
 	lister, ok := repo.(lease.Lister)
 	if !ok {
-		return nil, errors.New("this store cannot list its keys")
+		return nil, nil, errors.New("this store cannot list its keys")
 	}
 	keys, err := lister.Keys(ctx)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	rows := make([]leaseRow, 0, len(keys))
-	var errs []error
+	rows = make([]leaseRow, 0, len(keys))
 	for _, k := range keys {
 		rec, ok, err := repo.Load(ctx, k)
 		if err != nil {
-			errs = append(errs, err)
+			bad = append(bad, err)
 			continue
 		}
 		if ok {
 			rows = append(rows, rowOf(k, rec.Snapshot, now))
 		}
 	}
-	return rows, errors.Join(errs...)
+	return rows, bad, nil
 }
 
 func rowOf(key string, s lease.Snapshot, now time.Time) leaseRow {

@@ -6,7 +6,9 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -169,4 +171,129 @@ func TestLeaseUsage(t *testing.T) {
 	if code, _, errOut := runCLI(t, "", "lease", "run", "--store", store, "--key", "k", "--ttl", "1s", "--heartbeat", "1s", "--", "true"); code != 2 || !strings.Contains(errOut, "Heartbeat") {
 		t.Errorf("invalid config: exit %d, stderr %q", code, errOut)
 	}
+}
+
+// TestLeaseLsListsTheReadableRecordsAndReportsTheCorrupt: one corrupt
+// record hides none of the others; it is named on stderr, left as it
+// is, and the exit status is 1.
+func TestLeaseLsListsTheReadableRecordsAndReportsTheCorrupt(t *testing.T) {
+	dir := t.TempDir()
+	repo, err := lease.OpenFileRepository(platform.OS(), dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	self, _ := platform.OS().Process.Self()
+	good := lease.Snapshot{Generation: 7, Holder: self, RenewedAt: time.Now(), TTL: time.Hour}
+	if _, err := repo.Save(t.Context(), "good", good, 0); err != nil {
+		t.Fatal(err)
+	}
+	// The file repository keeps key "broken" in broken.json.
+	broken := filepath.Join(dir, "broken.json")
+	garbage := []byte("{not a record\n")
+	if err := os.WriteFile(broken, garbage, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut := runCLI(t, "", "lease", "ls", "--store", "dir:"+dir)
+	if code != 1 || !lineHas(out, "good", "held") || !strings.Contains(out, "KEY") || strings.Contains(out, "broken") {
+		t.Fatalf("exit %d (want 1), stdout %q, stderr %q; want the good record listed", code, out, errOut)
+	}
+	if !strings.HasPrefix(errOut, "collab lease ls: ") || !strings.Contains(errOut, `"broken"`) || !strings.Contains(errOut, broken) || !strings.Contains(errOut, "corrupt") {
+		t.Fatalf("stderr %q; want the corrupt key and its file", errOut)
+	}
+	code, out, errOut = runCLI(t, "", "lease", "ls", "--store", "dir:"+dir, "--json")
+	var row leaseRow
+	if err := json.Unmarshal([]byte(out), &row); err != nil || code != 1 || row.Key != "good" || row.Generation != 7 || !strings.Contains(errOut, `"broken"`) {
+		t.Fatalf("--json: exit %d, stdout %q (%v), stderr %q", code, out, err, errOut)
+	}
+	if data, err := os.ReadFile(broken); err != nil || !bytes.Equal(data, garbage) {
+		t.Fatalf("the corrupt record was changed: %q, %v", data, err)
+	}
+}
+
+// TestLeaseLsCreatesNoStore: ls only reads; a store that is not there is
+// an error naming it, and stays not there.
+func TestLeaseLsCreatesNoStore(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "file")
+	if err := os.WriteFile(file, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name, store string
+		code        int
+		want        string
+	}{
+		{"missing sqlite", filepath.Join(dir, "typo.db"), 1, filepath.Join(dir, "typo.db") + ": does not exist"},
+		{"missing dir", "dir:" + filepath.Join(dir, "typo"), 1, "dir:" + filepath.Join(dir, "typo") + ": does not exist"},
+		{"missing parent", filepath.Join(dir, "no", "leases.db"), 1, "does not exist"},
+		{"dir: of a file", "dir:" + file, 1, "is not a directory"},
+		{"sqlite of a directory", dir, 1, "is a directory, not a SQLite database"},
+		{"empty dir:", "dir:", 2, "--store dir:: names no directory"},
+		{"empty", "", 2, "--store: is required"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			code, out, errOut := runCLI(t, "", "lease", "ls", "--store", tc.store)
+			if code != tc.code || out != "" || !strings.HasPrefix(errOut, "collab lease ls: ") || !strings.Contains(errOut, tc.want) {
+				t.Fatalf("exit %d (want %d), stdout %q, stderr %q (want %q)", code, tc.code, out, errOut, tc.want)
+			}
+			if got := dirNames(t, dir); !slices.Equal(got, []string{"file"}) {
+				t.Fatalf("ls created %q", got)
+			}
+		})
+	}
+}
+
+// TestLeaseRunChecksArgumentsBeforeOpeningTheStore: bad arguments exit 2
+// naming the flag, and create no store.
+func TestLeaseRunChecksArgumentsBeforeOpeningTheStore(t *testing.T) {
+	tests := []struct {
+		name string
+		args []string
+		want []string
+	}{
+		{"long key", []string{"--key", strings.Repeat("k", 300)}, []string{"--key", "300 bytes, more than 256"}},
+		{"key with NUL", []string{"--key", "a\x00b"}, []string{"--key", "contains NUL"}},
+		{"negative grace", []string{"--key", "k", "--grace", "-5s"}, []string{`"-5s" for flag --grace: negative`}},
+		{"heartbeat", []string{"--key", "k", "--ttl", "1s", "--heartbeat", "1s"}, []string{"Heartbeat"}},
+		{"all at once", []string{"--key", strings.Repeat("k", 300), "--grace", "-1ms"}, []string{"--key", "--grace"}},
+	}
+	for kind, store := range stores(t) {
+		for _, tc := range tests {
+			t.Run(kind+"/"+tc.name, func(t *testing.T) {
+				args := append([]string{"lease", "run", "--store", store}, tc.args...)
+				code, out, errOut := runCLI(t, "", append(args, "--", "echo", "ran")...)
+				if code != 2 || out != "" || !strings.HasPrefix(errOut, "collab lease run: ") {
+					t.Fatalf("exit %d (want 2), stdout %q, stderr %q", code, out, errOut)
+				}
+				for _, w := range tc.want {
+					if !strings.Contains(errOut, w) {
+						t.Errorf("stderr %q; want it to name %q", errOut, w)
+					}
+				}
+				if names := dirNames(t, filepath.Dir(strings.TrimPrefix(store, "dir:"))); len(names) != 0 {
+					t.Fatalf("the store was created: %q", names)
+				}
+			})
+		}
+	}
+	for _, store := range []string{"", "dir:"} {
+		if code, _, errOut := runCLI(t, "", "lease", "run", "--store", store, "--key", "k", "--", "true"); code != 2 || !strings.Contains(errOut, "--store") {
+			t.Errorf("--store %q: exit %d, stderr %q; want 2 naming --store", store, code, errOut)
+		}
+	}
+}
+
+// dirNames lists the names in dir.
+func dirNames(t *testing.T, dir string) []string {
+	t.Helper()
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	names := []string{}
+	for _, e := range entries {
+		names = append(names, e.Name())
+	}
+	return names
 }

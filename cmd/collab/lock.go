@@ -39,6 +39,10 @@ func runLock(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		fs.Usage()
 		return 2
 	}
+	if err := nonNegative("timeout", *timeout, "wait for ever"); err != nil {
+		fmt.Fprintf(stderr, "collab lock: %v\n", err)
+		return 2
+	}
 	path, argv := rest[0], rest[2:]
 	ctx := context.Background()
 	if *timeout > 0 {

@@ -5,7 +5,10 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
+	"io/fs"
+	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -121,5 +124,16 @@ func TestLockUsage(t *testing.T) {
 		if code, _, _ := runCLI(t, "", args...); code != 2 {
 			t.Errorf("collab %q: exit %d, want 2", args, code)
 		}
+	}
+}
+
+func TestLockRejectsANegativeTimeout(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "job.lock")
+	code, out, errOut := runCLI(t, "", "lock", "--wait", "--timeout", "-5s", path, "--", "echo", "ran")
+	if code != 2 || out != "" || !strings.Contains(errOut, `collab lock: invalid value "-5s" for flag --timeout: negative`) {
+		t.Fatalf("exit %d (want 2), stdout %q, stderr %q", code, out, errOut)
+	}
+	if _, err := os.Stat(path); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("the lock file was touched: %v", err)
 	}
 }

@@ -88,6 +88,40 @@ func usage(w io.Writer, cmds map[string]command) {
 	}
 }
 
+// flagError reports a flag whose value parses but makes no sense, such
+// as a negative duration.
+type flagError struct {
+	Flag   string // its name, without dashes
+	Value  string // its value, as the flag package prints it
+	Reason string
+}
+
+func (e *flagError) Error() string {
+	return fmt.Sprintf("invalid value %q for flag --%s: %s", e.Value, e.Flag, e.Reason)
+}
+
+// nonNegative returns a *flagError when v, the value of the flag name,
+// is negative; zero says what 0 means.
+func nonNegative[T ~int | ~int64](name string, v T, zero string) error {
+	if v >= 0 {
+		return nil
+	}
+	return &flagError{Flag: name, Value: fmt.Sprint(v), Reason: fmt.Sprintf("negative; want 0 (%s) or more", zero)}
+}
+
+// reportAll prints each non-nil error of errs on its own line, prefixed
+// with cmd, and reports whether there was one.
+func reportAll(stderr io.Writer, cmd string, errs ...error) bool {
+	found := false
+	for _, err := range errs {
+		if err != nil {
+			fmt.Fprintf(stderr, "%s: %v\n", cmd, err)
+			found = true
+		}
+	}
+	return found
+}
+
 func runGen(args []string, _ io.Reader, _, stderr io.Writer) int {
 	return gen.Main("collab gen", args, stderr)
 }
