@@ -4,19 +4,26 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/rivus/collab/gen"
 	"github.com/rivus/collab/modelcheck"
 	"github.com/rivus/collab/policy"
 )
 
-// ModelError reports an argument a family's model cannot take: a policy
-// of another family or shape, or bounds out of range.
+// ModelError reports an argument a family's model cannot take: a nil
+// policy, a policy of another family or shape, or bounds out of range.
 type ModelError struct {
-	Family string // "turn", "lane" or "lease"
+	// Family is the model's family, "turn", "lane" or "lease"; it is ""
+	// when CheckPolicy finds no model for the policy (nil, or of a family
+	// without one).
+	Family string
 	Field  string // "Policy", or the bounds field
 	Reason string
 }
 
 func (e *ModelError) Error() string {
+	if e.Family == "" {
+		return "fsm: model: " + e.Field + ": " + e.Reason
+	}
 	return "fsm: " + e.Family + " model: " + e.Field + ": " + e.Reason
 }
 
@@ -36,8 +43,14 @@ type CheckReport struct {
 // CheckPolicy explores every reachable world of p's family model at the
 // family's default bounds (DefaultTurnBounds, DefaultLaneBounds,
 // DefaultLeaseBounds), within opts' limits. Shipped and custom policies
-// alike are checked this way before they run.
+// alike are checked this way before they run. A nil p, or one of no family
+// or of a family without a world model, is a *ModelError on Policy; for a
+// policy compiled from a spec it names the spec's base name (CheckSpec
+// names the file as given, and the line).
 func CheckPolicy(p policy.Policy, opts modelcheck.Options) (CheckReport, error) {
+	if p == nil {
+		return CheckReport{}, &ModelError{Field: "Policy", Reason: "nil"}
+	}
 	switch p.Family() {
 	case "turn":
 		m, err := TurnModel(p, DefaultTurnBounds())
@@ -49,7 +62,48 @@ func CheckPolicy(p policy.Policy, opts modelcheck.Options) (CheckReport, error) 
 		m, err := LeaseModel(p, DefaultLeaseBounds())
 		return report(p, m, err, opts)
 	}
-	return CheckReport{}, fmt.Errorf("fsm: policy %s is of family %q, which has no world model (turn, lane and lease do)", p.Name(), p.Family())
+	name := p.Name()
+	if t := p.Table(); t != nil && t.Spec != "" {
+		name += " of spec " + t.Spec
+	}
+	return CheckReport{}, &ModelError{Field: "Policy", Reason: noModel(name, p.Family())}
+}
+
+// noModel says that the policy called name, of family fam, has no world
+// model.
+func noModel(name, fam string) string {
+	if fam == "" {
+		return name + " has no family; only the turn, lane and lease families have a world model"
+	}
+	return fmt.Sprintf("%s is of family %q, which has no world model (turn, lane and lease do)", name, fam)
+}
+
+// CheckSpec parses and validates the spec src read from file, as
+// gen.GenerateSpec does, and checks its policy as CheckPolicy does. Its
+// errors about the spec are a gen.ErrorList naming file as given, with
+// line and column: those of gen.Parse and gen.Validate, and a
+// gen.KindFamily error at the machine line for a spec of no family or of
+// a family without a world model.
+func CheckSpec(file string, src []byte, opts modelcheck.Options) (CheckReport, error) {
+	spec, err := gen.Parse(file, src)
+	if err != nil {
+		return CheckReport{}, err
+	}
+	t, err := gen.Validate(spec)
+	if err != nil {
+		return CheckReport{}, err
+	}
+	switch t.Family {
+	case "turn", "lane", "lease":
+		return CheckPolicy(policy.Compile(t), opts)
+	}
+	m := spec.Machine
+	pos := m.Family.Pos
+	if m.Family.Name == "" {
+		pos = m.Name.Pos
+	}
+	return CheckReport{}, gen.ErrorList{{File: file, Line: pos.Line, Col: pos.Col, Kind: gen.KindFamily,
+		Msg: "machine " + noModel(m.Name.Name, t.Family)}}
 }
 
 func report[W comparable](p policy.Policy, m modelcheck.Model[W], err error, opts modelcheck.Options) (CheckReport, error) {

@@ -278,6 +278,9 @@ type turnModel struct {
 // TurnModel returns the turn world of policy p within bounds b, with the
 // turn family's invariants.
 func TurnModel(p policy.Policy, b TurnBounds) (modelcheck.Model[TurnWorld], error) {
+	if p == nil {
+		return modelcheck.Model[TurnWorld]{}, &ModelError{"turn", "Policy", "nil"}
+	}
 	if b.Tasks < 1 || b.Tasks > TurnMaxTasks {
 		return modelcheck.Model[TurnWorld]{}, &ModelError{"turn", "Tasks", fmt.Sprintf("%d, want 1 to %d", b.Tasks, TurnMaxTasks)}
 	}

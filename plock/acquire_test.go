@@ -195,10 +195,63 @@ func TestAcquirePolicyFamily(t *testing.T) {
 			if !strings.Contains(err.Error(), tt.wantErr) || !strings.Contains(err.Error(), tt.pol.Name()) {
 				t.Errorf("error %q does not name the policy %s and its family %s", err, tt.pol.Name(), tt.wantErr)
 			}
+			var ae *ArgError
+			if !errors.As(err, &ae) || ae.Arg != "Policy" || !strings.Contains(ae.Reason, `want "turn"`) {
+				t.Errorf("Acquire with a %s policy = %#v, want an *ArgError on Policy that wants \"turn\"", tt.pol.Family(), err)
+			}
 			if exists(t, path) {
 				t.Errorf("Acquire with a wrong policy created %s", path)
 			}
 		})
+	}
+}
+
+// A nil platform, or one without the FS or Process every call uses, is an
+// *ArgError naming it from each entry point, whatever the context, and
+// nothing is created.
+func TestNilPlatformIsArgError(t *testing.T) {
+	f := platformtest.New(t, platformtest.WithoutSQLite())
+	path := lockPath(f)
+	done, cancel := context.WithCancel(context.Background())
+	cancel()
+	platforms := []struct {
+		name   string
+		p      *platform.Platform
+		reason string
+	}{
+		{"nil", nil, "is nil"},
+		{"zero", &platform.Platform{}, "has no FS"},
+		{"no process", &platform.Platform{FS: f.FS}, "has no Process"},
+	}
+	for _, tp := range platforms {
+		for _, ctx := range []context.Context{context.Background(), done} {
+			check := func(call string, err error) {
+				t.Helper()
+				var ae *ArgError
+				want := "plock: invalid argument: Platform " + tp.reason
+				if !errors.As(err, &ae) || ae.Arg != "Platform" || err.Error() != want {
+					t.Errorf("%s with a %s platform = %v, want an *ArgError: %q", call, tp.name, err, want)
+				}
+			}
+			l, err := Acquire(ctx, tp.p, path, Options{Wait: true, Policy: fsm.LanePolicy})
+			if l != nil {
+				t.Errorf("Acquire with a %s platform returned a lock", tp.name)
+			}
+			check("Acquire", err)
+			held, err := IsHeld(ctx, tp.p, path)
+			if held {
+				t.Errorf("IsHeld with a %s platform = true", tp.name)
+			}
+			check("IsHeld", err)
+			r, err := Inspect(ctx, tp.p, path)
+			if r != (Report{}) {
+				t.Errorf("Inspect with a %s platform = %+v", tp.name, r)
+			}
+			check("Inspect", err)
+		}
+	}
+	if got := listing(t, f.Dir); len(got) != 0 {
+		t.Errorf("calls with a bad platform created %v", got)
 	}
 }
 

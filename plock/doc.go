@@ -2,6 +2,11 @@
 // holds the lock at a path, and the acquisitions of one lock inside a
 // process take turns in memory.
 //
+// Acquire, IsHeld and Inspect do not default a nil *platform.Platform to
+// platform.OS(): a nil platform, one without its FS or Process, or an
+// Options.Policy of another family is an *ArgError naming the argument,
+// returned before the call looks at its context or touches any file.
+//
 // # Modes
 //
 // On a platform with SQLite the lock is a SQLite database held with

@@ -36,3 +36,17 @@ func (e *StampError) Error() string {
 }
 
 func (e *StampError) Unwrap() error { return e.Err }
+
+// ArgError reports an argument that Acquire, IsHeld or Inspect cannot
+// take: a nil platform or one without the FS or Process it requires, or
+// an Options field such as a Policy of another family. It is returned
+// before the call looks at its context or touches any file.
+type ArgError struct {
+	// Arg names the argument: "Platform", or the Options field ("Policy").
+	Arg    string
+	Reason string
+}
+
+func (e *ArgError) Error() string {
+	return fmt.Sprintf("plock: invalid argument: %s %s", e.Arg, e.Reason)
+}

@@ -91,14 +91,18 @@ func (l *Lock) Close() error { return l.Release() }
 // that ends while waiting returns context.Cause(ctx) and leaves the other
 // tasks' turns as they were. A ctx that ends while the call attempts the
 // lock takes effect after the attempt: an attempt that took the lock
-// returns it, as golang.org/x/sync's semaphore does.
+// returns it, as golang.org/x/sync's semaphore does. A nil or incomplete
+// p, or an opts.Policy of another family, is an *ArgError.
 func Acquire(ctx context.Context, p *platform.Platform, path string, opts Options) (*Lock, error) {
-	if ctx.Err() != nil {
-		return nil, context.Cause(ctx)
+	if err := checkPlatform(p); err != nil {
+		return nil, err
 	}
 	pol, err := turnPolicy(opts.Policy)
 	if err != nil {
 		return nil, err
+	}
+	if ctx.Err() != nil {
+		return nil, context.Cause(ctx)
 	}
 	resolved, err := resolve(p.FS, path)
 	if err != nil {
@@ -118,7 +122,11 @@ func Acquire(ctx context.Context, p *platform.Platform, path string, opts Option
 // holds the lock at path, without taking it and without writing anything.
 // It looks at ctx once, before it starts, and never waits. The answer may
 // be stale by the time it arrives: only Acquire decides who holds the lock.
+// A nil or incomplete p is an *ArgError.
 func IsHeld(ctx context.Context, p *platform.Platform, path string) (bool, error) {
+	if err := checkPlatform(p); err != nil {
+		return false, err
+	}
 	if ctx.Err() != nil {
 		return false, context.Cause(ctx)
 	}
@@ -138,9 +146,22 @@ func turnPolicy(p policy.Policy) (policy.Policy, error) {
 		return fsm.TurnPolicy, nil
 	}
 	if p.Family() != "turn" {
-		return nil, fmt.Errorf("plock: Options.Policy %s is of family %q, want \"turn\"", p.Name(), p.Family())
+		return nil, &ArgError{"Policy", fmt.Sprintf("%s is of family %q, want \"turn\"", p.Name(), p.Family())}
 	}
 	return p, nil
+}
+
+// checkPlatform returns an *ArgError unless p has what every call uses.
+func checkPlatform(p *platform.Platform) error {
+	switch {
+	case p == nil:
+		return &ArgError{"Platform", "is nil"}
+	case p.FS == nil:
+		return &ArgError{"Platform", "has no FS"}
+	case p.Process == nil:
+		return &ArgError{"Platform", "has no Process"}
+	}
+	return nil
 }
 
 // opener is what decides which callers share turns: the platform's SQLite,
@@ -294,8 +315,11 @@ type Report struct {
 }
 
 // Inspect is IsHeld for people: it also reads who holds the lock. It
-// writes nothing.
+// writes nothing. A nil or incomplete p is an *ArgError.
 func Inspect(ctx context.Context, p *platform.Platform, path string) (Report, error) {
+	if err := checkPlatform(p); err != nil {
+		return Report{}, err
+	}
 	if ctx.Err() != nil {
 		return Report{}, context.Cause(ctx)
 	}

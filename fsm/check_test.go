@@ -1,0 +1,106 @@
+package fsm
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/rivus/collab/gen"
+	"github.com/rivus/collab/modelcheck"
+	"github.com/rivus/collab/policy"
+)
+
+// doorSpec is a valid spec of no family: nothing has a world for it.
+const doorSpec = `## Door opens unless it is locked.
+machine Door
+trigger Push
+fact locked
+output open
+output beep
+state Closed initial
+state Open
+Closed --Push [!locked] / open --> Open
+Closed --Push [locked] / beep
+Open ignore Push
+`
+
+// otherFamily is a policy that claims a family with no world model.
+type otherFamily struct{ policy.Policy }
+
+func (otherFamily) Family() string { return "door" }
+
+func wantModelError(t *testing.T, call string, err error, family, text string) {
+	t.Helper()
+	var me *ModelError
+	if !errors.As(err, &me) || me.Family != family || me.Field != "Policy" {
+		t.Errorf("%s = %v, want a *ModelError on Policy of family %q", call, err, family)
+		return
+	}
+	if err.Error() != text {
+		t.Errorf("%s = %q, want %q", call, err, text)
+	}
+}
+
+func TestModelsOfNilPolicyAreModelErrors(t *testing.T) {
+	_, err := CheckPolicy(nil, modelcheck.Options{})
+	wantModelError(t, "CheckPolicy(nil)", err, "", "fsm: model: Policy: nil")
+	_, err = TurnModel(nil, DefaultTurnBounds())
+	wantModelError(t, "TurnModel(nil)", err, "turn", "fsm: turn model: Policy: nil")
+	_, err = LaneModel(nil, DefaultLaneBounds())
+	wantModelError(t, "LaneModel(nil)", err, "lane", "fsm: lane model: Policy: nil")
+	_, err = LeaseModel(nil, DefaultLeaseBounds())
+	wantModelError(t, "LeaseModel(nil)", err, "lease", "fsm: lease model: Policy: nil")
+}
+
+func TestCheckPolicyWithoutWorldModel(t *testing.T) {
+	door := specPolicy(t, "specs/door.fsm", []byte(doorSpec))
+	_, err := CheckPolicy(door, modelcheck.Options{})
+	wantModelError(t, "CheckPolicy(Door)", err, "",
+		"fsm: model: Policy: Door of spec door.fsm has no family; only the turn, lane and lease families have a world model")
+
+	_, err = CheckPolicy(otherFamily{TurnPolicy}, modelcheck.Options{})
+	wantModelError(t, "CheckPolicy(a door-family Turn)", err, "",
+		`fsm: model: Policy: Turn of spec turn.fsm is of family "door", which has no world model (turn, lane and lease do)`)
+}
+
+func TestCheckSpecNamesFileAndLine(t *testing.T) {
+	file := filepath.Join("specs", "door.fsm") // as given, not its base name
+	tests := []struct {
+		name string
+		src  string
+		want string
+		kind gen.Kind
+	}{
+		{"no family", doorSpec, file + ":2:9: machine Door has no family; only the turn, lane and lease families have a world model", gen.KindFamily},
+		{"unknown family", strings.Replace(doorSpec, "machine Door", "machine Door family door", 1), file + `:2:21: unknown family "door"`, gen.KindUnknown},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			rep, err := CheckSpec(file, []byte(tt.src), modelcheck.Options{})
+			var ge *gen.Error
+			if !errors.As(err, &ge) || ge.File != file || ge.Kind != tt.kind {
+				t.Fatalf("CheckSpec = %+v, %v; want a *gen.Error of kind %v naming %s", rep, err, tt.kind, file)
+			}
+			if err.Error() != tt.want {
+				t.Errorf("CheckSpec error = %q, want %q", err, tt.want)
+			}
+		})
+	}
+}
+
+func TestCheckSpecChecksFamilySpec(t *testing.T) {
+	path := filepath.Join("..", "spec", "turn.fsm")
+	src, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := CheckSpec(path, src, modelcheck.Options{MaxStates: 100})
+	if err != nil {
+		t.Fatalf("CheckSpec(%s): %v", path, err)
+	}
+	if rep.Policy != "Turn" || rep.Family != "turn" || rep.Verdict == modelcheck.Violated {
+		t.Errorf("CheckSpec(%s) = %+v, want Turn of family turn, not violated", path, rep)
+	}
+}
