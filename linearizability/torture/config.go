@@ -19,7 +19,9 @@ const (
 // WithDefaults documents; Validate reports the first invalid field.
 type Config struct {
 	// Dir is the run directory: the lease store, the resource, the
-	// process locks and every process's history live in it. Required.
+	// process locks and every process's history live in it. Required;
+	// Run creates it, or takes it empty, and refuses one that holds
+	// anything (an earlier run's files).
 	Dir string
 	// Store is StoreSQLite (default), StoreFile or StorePostgres.
 	Store string
@@ -75,6 +77,8 @@ type Config struct {
 	// Policies are paths of lease specs (.fsm): worker process p
 	// compiles Policies[p % len(Policies)] and passes it as
 	// lease.Config.Policy. Empty means the shipped lease policy for all.
+	// Validate loads each one: a spec that cannot be read, parsed or
+	// validated, or that is not of the lease family, is a *ConfigError.
 	// The negative controls pass mutated specs.
 	Policies []string
 	// Command is the program and arguments that start a worker; the
@@ -164,13 +168,33 @@ func (c Config) Validate() error {
 	case c.Command != nil && len(c.Command) == 0:
 		return bad("Command", "is empty; want nil (this executable) or a program")
 	}
+	if err := c.validatePolicies(); err != nil {
+		return err
+	}
 	return c.Server.validate()
+}
+
+// validatePolicies loads every spec of Policies as the workers do
+// (loadPolicy), so that a missing or invalid spec is reported here, with
+// its own error (file:line:col for a spec that does not parse or
+// validate), rather than by every worker in its log.
+func (c Config) validatePolicies() error {
+	for i, path := range c.Policies {
+		if _, err := loadPolicy(path); err != nil {
+			return &ConfigError{Field: "Policies", Reason: fmt.Sprintf("[%d]: %v", i, err), Err: err}
+		}
+	}
+	return nil
 }
 
 // ConfigError reports an invalid campaign configuration.
 type ConfigError struct {
 	Field  string
 	Reason string
+	Err    error // the cause, if any: a spec's *gen.Error, a file's error
 }
 
 func (e *ConfigError) Error() string { return "torture: Config." + e.Field + " " + e.Reason }
+
+// Unwrap returns the cause, if any.
+func (e *ConfigError) Unwrap() error { return e.Err }

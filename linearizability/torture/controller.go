@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 
@@ -15,13 +16,17 @@ import (
 // faults at random until cfg.Duration has passed and the Min targets
 // are met, stops the workers, merges every process's history and checks
 // it. The error reports a campaign that could not be run or finished
-// (an invalid Config is a *ConfigError, a worker that failed on its own
-// a *WorkerError, a missed target a *TargetError); a violation is a
-// Result whose Failed is true. Every child is killed and reaped before
-// Run returns, whatever happens.
+// (an invalid Config is a *ConfigError, and so is a Dir that exists and
+// is not empty, refused before anything is written; a worker that
+// failed on its own is a *WorkerError, a missed target a *TargetError);
+// a violation is a Result whose Failed is true. Every child is killed
+// and reaped before Run returns, whatever happens.
 func Run(ctx context.Context, cfg Config) (*Result, error) {
 	cfg = cfg.WithDefaults()
 	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if err := checkRunDir(cfg.Dir); err != nil {
 		return nil, err
 	}
 	for _, d := range []string{historyDir, eventsDir, logsDir, locksDir} {
@@ -55,6 +60,41 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	}
 	res.SchemaDropped = true
 	return res, nil
+}
+
+// checkRunDir refuses a run directory that exists and is not empty, as
+// a *ConfigError of Dir, before anything is written: the workers append
+// to the history files and the controller truncates the logs, so an
+// earlier run's files would be damaged and its history mixed with this
+// one's. A missing directory is fine: Run creates it. (Validate does not
+// look at the directory: a caller may validate a Config before making
+// its directory.)
+func checkRunDir(dir string) error {
+	bad := func(err error, format string, args ...any) error {
+		return &ConfigError{Field: "Dir", Reason: fmt.Sprintf("%q ", dir) + fmt.Sprintf(format, args...), Err: err}
+	}
+	info, err := os.Stat(dir)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil
+	case err != nil:
+		return bad(err, "cannot be read: %v", err)
+	case !info.IsDir():
+		return bad(nil, "is not a directory; want a new or empty directory")
+	}
+	f, err := os.Open(dir)
+	if err != nil {
+		return bad(err, "cannot be read: %v", err)
+	}
+	defer f.Close()
+	names, err := f.Readdirnames(1)
+	switch {
+	case errors.Is(err, io.EOF):
+		return nil
+	case err != nil:
+		return bad(err, "cannot be read: %v", err)
+	}
+	return bad(nil, "is not empty (it holds %q); want a new or empty directory, so that no earlier run's files are overwritten or mixed with this run's", names[0])
 }
 
 // check merges the history files of the run and checks them.

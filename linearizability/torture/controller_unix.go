@@ -94,7 +94,7 @@ func (c *controller) loop(ctx context.Context) error {
 			}
 			return &TargetError{Stats: c.snapshot(), Config: c.cfg}
 		case ch := <-c.exited:
-			return &WorkerError{Process: ch.process, Err: ch.err, Log: ch.log.Name()}
+			return c.ended(ch)
 		case <-progress.C:
 			s := c.snapshot()
 			if c.cfg.Progress != nil {
@@ -163,28 +163,50 @@ func (c *controller) crash(ch *child) error {
 		return err
 	}
 	ch.kill()
-	if err := c.reap(ch); err != nil {
+	reaped, err := c.reap(ch)
+	if !reaped {
 		return err
 	}
-	c.children = slices.DeleteFunc(c.children, func(x *child) bool { return x == ch })
-	return p.End(lz.Output{Status: lz.OK})
+	return errors.Join(err, p.End(lz.Output{Status: lz.OK}))
 }
 
-// reap waits, bounded, until ch is reaped, taking its exit report.
-func (c *controller) reap(ch *child) error {
+// reap waits, bounded, until ch is reaped, taking its exit report, and
+// forgets it. Other workers that exit meanwhile ended on their own:
+// they are forgotten too, and reported as *WorkerError.
+func (c *controller) reap(ch *child) (reaped bool, err error) {
 	t := time.NewTimer(reapTimeout)
 	defer t.Stop()
+	var errs []error
 	for {
 		select {
 		case x := <-c.exited:
 			if x == ch {
-				return nil
+				c.forget(ch)
+				return true, errors.Join(errs...)
 			}
-			return &WorkerError{Process: x.process, Err: x.err, Log: x.log.Name()}
+			errs = append(errs, c.ended(x))
 		case <-t.C:
-			return fmt.Errorf("torture: worker p%d not reaped %v after SIGKILL", ch.process, reapTimeout)
+			errs = append(errs, fmt.Errorf("torture: worker p%d not reaped %v after SIGKILL", ch.process, reapTimeout))
+			return false, errors.Join(errs...)
 		}
 	}
+}
+
+// ended forgets ch, a worker reaped after it ended on its own, so that
+// nothing waits for it again, and returns the *WorkerError reporting it.
+func (c *controller) ended(ch *child) error {
+	c.forget(ch)
+	return workerError(ch)
+}
+
+// workerError reports ch, reaped, as a worker that ended on its own.
+func workerError(ch *child) error {
+	return &WorkerError{Process: ch.process, Err: ch.err, Log: ch.log.Name()}
+}
+
+// forget removes ch, reaped, from the running children.
+func (c *controller) forget(ch *child) {
+	c.children = slices.DeleteFunc(c.children, func(x *child) bool { return x == ch })
 }
 
 // pauseOne SIGSTOPs a random running worker for Pause to Pause × 2,
@@ -255,9 +277,9 @@ func (c *controller) stopAll() error {
 	for len(c.children) > 0 {
 		select {
 		case ch := <-c.exited:
-			c.children = slices.DeleteFunc(c.children, func(x *child) bool { return x == ch })
+			c.forget(ch)
 			if ch.err != nil {
-				errs = append(errs, &WorkerError{Process: ch.process, Err: ch.err, Log: ch.log.Name()})
+				errs = append(errs, workerError(ch))
 			}
 		case <-deadline.C:
 			errs = append(errs, fmt.Errorf("torture: %d workers still running %v after being told to stop", len(c.children), stopTimeout))
@@ -285,7 +307,7 @@ func (c *controller) killAll() error {
 	for len(c.children) > 0 {
 		select {
 		case x := <-c.exited:
-			c.children = slices.DeleteFunc(c.children, func(y *child) bool { return y == x })
+			c.forget(x)
 			if p := crashes[x]; p != nil {
 				errs = append(errs, p.End(lz.Output{Status: lz.OK}))
 			}

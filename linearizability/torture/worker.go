@@ -166,6 +166,8 @@ func appendFile(path string) (*os.File, error) {
 }
 
 // loadPolicy compiles the lease spec at path; "" is the shipped policy.
+// Config.Validate calls it too, so that a spec the workers would refuse
+// is refused before any of them starts.
 func loadPolicy(path string) (policy.Policy, error) {
 	if path == "" {
 		return nil, nil
@@ -182,8 +184,15 @@ func loadPolicy(path string) (policy.Policy, error) {
 	if err != nil {
 		return nil, err
 	}
+	// lease.NewManager refuses a policy of another family.
+	if t.Family != leaseFamily {
+		return nil, fmt.Errorf("%s: machine %s is of family %q; want %q", path, t.Name, t.Family, leaseFamily)
+	}
 	return policy.Compile(t), nil
 }
+
+// leaseFamily is the family of the policies lease.Config.Policy takes.
+const leaseFamily = "lease"
 
 // round does one random thing: a lease round (most often) or a process
 // lock round, on a random key, after a short random pause.
