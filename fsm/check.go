@@ -69,6 +69,15 @@ func CheckPolicy(p policy.Policy, opts modelcheck.Options) (CheckReport, error) 
 	return CheckReport{}, &ModelError{Field: "Policy", Reason: noModel(name, p.Family())}
 }
 
+// checkTable requires p to carry a table holding its initial state: the
+// world models read state names and counts from it.
+func checkTable(family string, p policy.Policy) error {
+	if t := p.Table(); t == nil || len(t.States) == 0 || int(p.Initial()) >= len(t.States) {
+		return &ModelError{family, "Policy", p.Name() + " has no valid table of states"}
+	}
+	return nil
+}
+
 // noModel says that the policy called name, of family fam, has no world
 // model.
 func noModel(name, fam string) string {

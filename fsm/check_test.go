@@ -54,6 +54,20 @@ func TestModelsOfNilPolicyAreModelErrors(t *testing.T) {
 	wantModelError(t, "LeaseModel(nil)", err, "lease", "fsm: lease model: Policy: nil")
 }
 
+// tableless is a policy that carries no table.
+type tableless struct{ policy.Policy }
+
+func (tableless) Table() *policy.Table { return nil }
+
+func TestModelsOfTablelessPolicyAreModelErrors(t *testing.T) {
+	_, err := TurnModel(tableless{TurnPolicy}, DefaultTurnBounds())
+	wantModelError(t, "TurnModel(tableless)", err, "turn", "fsm: turn model: Policy: Turn has no valid table of states")
+	_, err = LaneModel(tableless{LanePolicy}, DefaultLaneBounds())
+	wantModelError(t, "LaneModel(tableless)", err, "lane", "fsm: lane model: Policy: Lane has no valid table of states")
+	_, err = LeaseModel(tableless{LeasePolicy}, DefaultLeaseBounds())
+	wantModelError(t, "LeaseModel(tableless)", err, "lease", "fsm: lease model: Policy: Lease has no valid table of states")
+}
+
 func TestCheckPolicyWithoutWorldModel(t *testing.T) {
 	door := specPolicy(t, "specs/door.fsm", []byte(doorSpec))
 	_, err := CheckPolicy(door, modelcheck.Options{})

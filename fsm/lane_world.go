@@ -290,6 +290,11 @@ func newLaneModel(p policy.Policy, b LaneBounds) (*laneModel, error) {
 		return nil, &ModelError{"lane", "Policy", "nil"}
 	case p.Family() != "lane":
 		return nil, &ModelError{"lane", "Policy", fmt.Sprintf("%s is of family %q, not lane", p.Name(), p.Family())}
+	}
+	if err := checkTable("lane", p); err != nil {
+		return nil, err
+	}
+	switch {
 	case b.Keys < 1 || b.Keys > LaneMaxKeys:
 		return nil, &ModelError{"lane", "Keys", fmt.Sprintf("%d is not in [1, %d]", b.Keys, LaneMaxKeys)}
 	case b.MaxConcurrent < 1 || b.MaxConcurrent > 255:

@@ -462,10 +462,10 @@ func checkLeasePolicy(p policy.Policy) error {
 	if p.Family() != "lease" {
 		return &ModelError{"lease", "Policy", fmt.Sprintf("%s is of family %q, not lease", p.Name(), p.Family())}
 	}
-	t := p.Table()
-	if t == nil || len(t.States) == 0 || int(p.Initial()) >= len(t.States) {
-		return &ModelError{"lease", "Policy", p.Name() + " has no valid table of states"}
+	if err := checkTable("lease", p); err != nil {
+		return err
 	}
+	t := p.Table()
 	if len(t.States) > leaseMaxStates {
 		return &ModelError{"lease", "Policy", fmt.Sprintf("%s has %d states; the lease world holds at most %d", p.Name(), len(t.States), leaseMaxStates)}
 	}

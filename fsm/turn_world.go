@@ -290,6 +290,9 @@ func TurnModel(p policy.Policy, b TurnBounds) (modelcheck.Model[TurnWorld], erro
 	if p.Family() != "turn" {
 		return modelcheck.Model[TurnWorld]{}, &ModelError{"turn", "Policy", fmt.Sprintf("%s is of family %q, not turn", p.Name(), p.Family())}
 	}
+	if err := checkTable("turn", p); err != nil {
+		return modelcheck.Model[TurnWorld]{}, err
+	}
 	m := &turnModel{p: p, tab: p.Table(), n: b.Tasks}
 	for i := range m.n {
 		m.names[i] = fmt.Sprintf("t%d", i)

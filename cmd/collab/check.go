@@ -1,7 +1,6 @@
 package main
 
 import (
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -9,7 +8,6 @@ import (
 	"time"
 
 	"github.com/rivus/collab/fsm"
-	"github.com/rivus/collab/gen"
 	"github.com/rivus/collab/modelcheck"
 	"github.com/rivus/collab/policy"
 )
@@ -35,18 +33,12 @@ func runCheck(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	if *progress {
 		opts.Progress = stderr
 	}
-	policies, err := policiesOf(fs.Args())
-	if err != nil {
-		fmt.Fprintln(stderr, err)
-		return 1
-	}
 	status := 0
-	for _, p := range policies {
-		rep, err := fsm.CheckPolicy(p, opts)
+	show := func(rep fsm.CheckReport, err error) {
 		if err != nil {
 			fmt.Fprintf(stderr, "collab check: %v\n", err)
 			status = 1
-			continue
+			return
 		}
 		fmt.Fprintln(stdout, rep.Summary)
 		if rep.Verdict != modelcheck.Passed {
@@ -54,33 +46,19 @@ func runCheck(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 			status = 1
 		}
 	}
-	return status
-}
-
-// policiesOf returns the shipped policies, or those of the spec files.
-func policiesOf(specs []string) ([]policy.Policy, error) {
-	if len(specs) == 0 {
-		return []policy.Policy{fsm.TurnPolicy, fsm.LanePolicy, fsm.LeasePolicy}, nil
+	if fs.NArg() == 0 {
+		for _, p := range []policy.Policy{fsm.TurnPolicy, fsm.LanePolicy, fsm.LeasePolicy} {
+			show(fsm.CheckPolicy(p, opts))
+		}
+		return status
 	}
-	var (
-		out  []policy.Policy
-		errs []error
-	)
-	for _, path := range specs {
+	for _, path := range fs.Args() {
 		src, err := os.ReadFile(path)
 		if err != nil {
-			errs = append(errs, fmt.Errorf("collab check: %w", err))
+			show(fsm.CheckReport{}, err)
 			continue
 		}
-		spec, err := gen.Parse(path, src)
-		if err == nil {
-			var t *policy.Table
-			if t, err = gen.Validate(spec); err == nil {
-				out = append(out, policy.Compile(t))
-				continue
-			}
-		}
-		errs = append(errs, err)
+		show(fsm.CheckSpec(path, src, opts))
 	}
-	return out, errors.Join(errs...)
+	return status
 }

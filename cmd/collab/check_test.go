@@ -49,3 +49,16 @@ func TestCheckRejectsNegativeLimits(t *testing.T) {
 		t.Fatalf("exit %d (want 2), stdout %q, stderr %q", code, out, errOut)
 	}
 }
+
+// A spec of a family without a world model is named with its line, and
+// the other specs are still checked.
+func TestCheckNamesASpecWithoutWorldModel(t *testing.T) {
+	door := filepath.Join(t.TempDir(), "door.fsm")
+	if err := os.WriteFile(door, []byte("# a door\nmachine Door\nstate Closed initial\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut := runCLI(t, "", "check", door, "../../spec/turn.fsm")
+	if code != 1 || !strings.Contains(errOut, "door.fsm:2:") || !strings.Contains(errOut, "no family") || !lineHas(out, "Turn", "passed") {
+		t.Fatalf("exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
+}
