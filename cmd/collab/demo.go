@@ -30,7 +30,7 @@ func runDemo(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	pgURL := fs.String("postgres-url", "", "the PostgreSQL database of --store postgres (the run's tables go in a schema of their own)")
 	seed := fs.Int64("seed", 0, "the seed of every random choice (0: from the clock); printed to replay a run")
 	workers := fs.Int("workers", torture.DefaultWorkers, "worker processes running at once")
-	dir := fs.String("dir", "", "the run directory (default: a new temporary directory, kept)")
+	dir := fs.String("dir", "", "the run directory, new or empty (default: a new temporary directory, kept)")
 	html := fs.String("html", "", "where to write porcupine's visualisation (default: DIR/history.html)")
 	keys := fs.Int("keys", torture.DefaultKeys, "keys the workers share")
 	pauseEvery := fs.Duration("pause-every", torture.DefaultPauseEvery, "mean gap between SIGSTOP pauses")
