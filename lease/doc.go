@@ -79,11 +79,14 @@
 // [MaxKeyLen] bytes, a NUL byte, or invalid UTF-8; '/', ".." and any other
 // character are fine). A context that has ended returns
 // context.Cause(ctx) itself, unwrapped, and changes nothing. Storage
-// failures are *[RepositoryError]. A stored record that cannot be decoded
-// is a *RepositoryError wrapping a *[CorruptRecordError] that names the
-// file (or database and table): it fails its key only, every later Load
-// and Save of that key fails the same way, and the record is left as it
-// is for a person to inspect. The typed errors also match sentinels with
+// failures are *[RepositoryError]. A stored record that cannot be decoded,
+// or that holds a value no lease record can ([Snapshot.Validate]: a holder
+// that is not a valid process identity, a TTL that is not positive,
+// generation 0), is a *RepositoryError wrapping a *[CorruptRecordError]
+// that names the file (or database and table) and the field: it fails
+// its key only, every later Load and Save of that key fails the same way
+// (a save never writes over it, whatever revision it expects), and the
+// record is left as it is for a person to inspect. The typed errors also match sentinels with
 // errors.Is ([ErrRevisionConflict], [ErrCorruptRecord], [ErrInvalidKey]).
 //
 // Revisions count the saves of a key, from 1. A fence (Repository.Fence)
@@ -104,8 +107,13 @@
 // [OpenSQLiteRepository] opens the database through the platform's SQLite
 // with journal_mode=WAL (readers never wait for the writer),
 // busy_timeout=10s, and _txlock=immediate, so every write transaction is
-// BEGIN IMMEDIATE: it takes the database's write lock before it reads the
-// revision it compares, and two processes cannot both pass the compare.
+// BEGIN IMMEDIATE: it takes the database's write lock before it compares
+// the revision, and two processes cannot both pass the compare. A write
+// over a revision is one UPDATE whose condition compares the revision and
+// checks the stored row (a renewal's: its own holder, valid values); when
+// it writes nothing, the transaction reads and decodes the row, so that a
+// conflict, a corrupt row and a valid row of another holder are told
+// apart, and only the last is written over.
 // Writers of one handle queue in the process before they begin, so that
 // SQLite's sleeping busy handler only arbitrates between processes. The
 // schema, set up idempotently in one transaction on open:

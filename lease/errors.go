@@ -50,8 +50,10 @@ func (e *RepositoryError) Error() string {
 
 func (e *RepositoryError) Unwrap() error { return e.Err }
 
-// CorruptRecordError reports a stored record that cannot be decoded. The
-// record is left as it is for a person to inspect; only its key fails.
+// CorruptRecordError reports a stored record that cannot be decoded, or
+// that holds a value no lease record can (see Snapshot.Validate; Err is
+// then a *SnapshotFieldError). The record is left as it is for a person
+// to inspect; only its key fails, in Load and in Save alike.
 type CorruptRecordError struct {
 	Key   string
 	Where string // the file, or the database and table, holding the record
@@ -66,6 +68,18 @@ func (e *CorruptRecordError) Unwrap() error { return e.Err }
 
 // Is makes errors.Is(err, ErrCorruptRecord) true.
 func (e *CorruptRecordError) Is(target error) bool { return target == ErrCorruptRecord }
+
+// SnapshotFieldError reports a field of a snapshot that no lease record
+// can hold. A repository that reads one wraps it in a
+// *CorruptRecordError.
+type SnapshotFieldError struct {
+	Field string // "generation", "holder" or "ttl"
+	Err   error  // what is wrong with it
+}
+
+func (e *SnapshotFieldError) Error() string { return e.Field + ": " + e.Err.Error() }
+
+func (e *SnapshotFieldError) Unwrap() error { return e.Err }
 
 // KeyError reports a key that cannot name a lease (see ValidateKey).
 type KeyError struct {

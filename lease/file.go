@@ -147,6 +147,9 @@ func decodeFileRecord(data []byte, key string) (Record, error) {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	var f fileRecord
 	if err := dec.Decode(&f); err != nil {
+		if fe, ok := errors.AsType[*SnapshotFieldError](err); ok {
+			return Record{}, fmt.Errorf("lease.%w", fe)
+		}
 		return Record{}, fmt.Errorf("not a JSON record: %w", err)
 	}
 	if dec.More() {

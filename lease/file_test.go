@@ -131,12 +131,12 @@ func TestFileRepositoryCorruptRecord(t *testing.T) {
 			}
 			_, _, err := r.Load(t.Context(), "task:42")
 			wantCorrupt(t, err, "load", "task:42", path, tt.reason)
-			_, err = r.Save(t.Context(), "task:42", lease.Snapshot{Generation: 9}, 4)
+			_, err = r.Save(t.Context(), "task:42", snapOf(9), 4)
 			wantCorrupt(t, err, "save", "task:42", path, tt.reason)
 			if data, err := os.ReadFile(path); err != nil || string(data) != tt.content {
 				t.Fatalf("the corrupt file now holds %q, %v; want it left as it was", data, err)
 			}
-			rev, err := r.Save(t.Context(), "other", lease.Snapshot{Generation: 1}, 0)
+			rev, err := r.Save(t.Context(), "other", snapOf(1), 0)
 			if err != nil {
 				t.Fatalf("another key beside a corrupt one: %v", err)
 			}
@@ -223,7 +223,7 @@ func TestFileRepositoryFaults(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			f := platformtest.New(t)
 			r := openFileRepo(t, f.Platform, f.Dir)
-			rev, err := r.Save(t.Context(), tt.key, lease.Snapshot{Generation: 1}, 0)
+			rev, err := r.Save(t.Context(), tt.key, snapOf(1), 0)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -247,7 +247,7 @@ func load(t *testing.T, r lease.Repository, key string, _ lease.Revision) error 
 }
 
 func save(t *testing.T, r lease.Repository, key string, rev lease.Revision) error {
-	_, err := r.Save(t.Context(), key, lease.Snapshot{Generation: 1}, rev)
+	_, err := r.Save(t.Context(), key, snapOf(1), rev)
 	return err
 }
 
@@ -328,7 +328,7 @@ func mustJSON(t *testing.T, v any) string {
 
 func BenchmarkFileSave(b *testing.B) {
 	r := openFileRepo(b, platform.OS(), b.TempDir())
-	s := lease.Snapshot{Generation: 1, TTL: time.Minute}
+	s := benchSnapshot
 	var rev lease.Revision
 	for b.Loop() {
 		var err error

@@ -3,6 +3,7 @@ package lease_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -102,20 +103,33 @@ func (r *recorder) of(kind lease.EventKind) ([]lease.Event, []time.Duration) {
 // them with their times.
 func (r *recorder) waitCount(t *testing.T, kind lease.EventKind, n int) ([]lease.Event, []time.Duration) {
 	t.Helper()
+	var (
+		evs []lease.Event
+		at  []time.Duration
+	)
+	r.waitUntil(t, fmt.Sprintf("%d %q events", n, kind), func() bool {
+		evs, at = r.of(kind)
+		return len(evs) >= n
+	})
+	return evs, at
+}
+
+// waitUntil waits until done, which reads the events, reports true.
+func (r *recorder) waitUntil(t *testing.T, what string, done func() bool) {
+	t.Helper()
 	deadline := time.NewTimer(waitLimit)
 	defer deadline.Stop()
 	for {
 		r.mu.Lock()
 		changed := r.changed
 		r.mu.Unlock()
-		if evs, at := r.of(kind); len(evs) >= n {
-			return evs, at
+		if done() {
+			return
 		}
 		select {
 		case <-changed:
 		case <-deadline.C:
-			evs, _ := r.of(kind)
-			t.Fatalf("waited %v for %d %q events, got %d; all events: %v", waitLimit, n, kind, len(evs), r.all())
+			t.Fatalf("waited %v for %s; all events: %v", waitLimit, what, r.all())
 		}
 	}
 }

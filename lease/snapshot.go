@@ -2,6 +2,7 @@ package lease
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"time"
 
@@ -43,6 +44,16 @@ type snapshotJSON struct {
 	TTL        string            `json:"ttl"`
 }
 
+// snapshotJSONIn is snapshotJSON as read: the holder stays raw until
+// platform.ParseIdentity checks it.
+type snapshotJSONIn struct {
+	Generation Token           `json:"generation"`
+	Holder     json.RawMessage `json:"holder"`
+	Released   bool            `json:"released"`
+	RenewedAt  time.Time       `json:"renewedAt"`
+	TTL        string          `json:"ttl"`
+}
+
 // MarshalJSON writes the stable JSON form of s.
 func (s Snapshot) MarshalJSON() ([]byte, error) {
 	return json.Marshal(snapshotJSON{
@@ -54,25 +65,57 @@ func (s Snapshot) MarshalJSON() ([]byte, error) {
 	})
 }
 
-// UnmarshalJSON reads the JSON form of a snapshot. The ttl field is
-// required; unknown fields are ignored so that newer writers stay
-// readable. A JSON null changes nothing, as encoding/json expects.
+// UnmarshalJSON reads the JSON form of a snapshot, and checks it as
+// Validate does: a snapshot that no lease record can hold is an error
+// naming the field. Unknown fields are ignored so that newer writers
+// stay readable. A JSON null changes nothing, as encoding/json expects.
 func (s *Snapshot) UnmarshalJSON(data []byte) error {
 	if string(data) == "null" {
 		return nil
 	}
-	var j snapshotJSON
+	var j snapshotJSONIn
 	if err := json.Unmarshal(data, &j); err != nil {
 		return err
 	}
+	if len(j.Holder) == 0 {
+		return &SnapshotFieldError{Field: "holder", Err: errors.New("missing")}
+	}
+	holder, err := platform.ParseIdentity(j.Holder)
+	if err != nil {
+		return &SnapshotFieldError{Field: "holder", Err: err}
+	}
 	if j.TTL == "" {
-		return fmt.Errorf("lease snapshot: ttl missing")
+		return &SnapshotFieldError{Field: "ttl", Err: errors.New("missing")}
 	}
 	ttl, err := time.ParseDuration(j.TTL)
 	if err != nil {
-		return fmt.Errorf("lease snapshot: ttl: %w", err)
+		return &SnapshotFieldError{Field: "ttl", Err: err}
 	}
-	*s = Snapshot{Generation: j.Generation, Holder: j.Holder, Released: j.Released, RenewedAt: j.RenewedAt, TTL: ttl}
+	v := Snapshot{Generation: j.Generation, Holder: holder, Released: j.Released, RenewedAt: j.RenewedAt, TTL: ttl}
+	if err := v.Validate(); err != nil {
+		return err
+	}
+	*s = v
+	return nil
+}
+
+// Validate reports the first field of s that no lease record holds, as
+// a *SnapshotFieldError: generation 0 (acquisitions start at 1), a holder
+// that is not a valid process identity (platform.Identity.Validate), or a
+// TTL that is not positive. A tombstone (Released) holds the same: the
+// last holder, its generation and its TTL. RenewedAt is for people and
+// not checked. Repositories check every record they read with it, and
+// report a failure as a *CorruptRecordError.
+func (s Snapshot) Validate() error {
+	if s.Generation == 0 {
+		return &SnapshotFieldError{Field: "generation", Err: errors.New("0 is not a generation (acquisitions start at 1)")}
+	}
+	if err := s.Holder.Validate(); err != nil {
+		return &SnapshotFieldError{Field: "holder", Err: err}
+	}
+	if s.TTL <= 0 {
+		return &SnapshotFieldError{Field: "ttl", Err: fmt.Errorf("%v is not positive", s.TTL)}
+	}
 	return nil
 }
 

@@ -2,6 +2,7 @@ package lease_test
 
 import (
 	"encoding/json"
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -45,26 +46,89 @@ func TestSnapshotJSONIsStable(t *testing.T) {
 	}
 }
 
+// validHolderJSON is the holder of sampleSnapshot, as stored.
+const validHolderJSON = `{"host":"h","bootId":"b","pid":42,"startTime":9,"pidNamespace":7}`
+
 func TestSnapshotUnmarshalRejects(t *testing.T) {
-	for _, doc := range []string{
-		`{"generation":1}`,
-		`{"generation":1,"ttl":""}`,
-		`{"generation":1,"ttl":"soon"}`,
-		`{"generation":-1,"ttl":"1s"}`,
-		`{"generation":1,"ttl":"1s","renewedAt":"yesterday"}`,
-		`{"generation":1,"ttl":"1s","holder":"me"}`,
-		`[]`,
+	h := validHolderJSON
+	for _, tt := range []struct{ doc, field string }{
+		{`{"generation":1,"holder":` + h + `}`, "ttl"},
+		{`{"generation":1,"holder":` + h + `,"ttl":""}`, "ttl"},
+		{`{"generation":1,"holder":` + h + `,"ttl":"soon"}`, "ttl"},
+		{`{"generation":1,"holder":` + h + `,"ttl":"-5s"}`, "ttl"},
+		{`{"generation":1,"holder":` + h + `,"ttl":"0s"}`, "ttl"},
+		{`{"generation":0,"holder":` + h + `,"ttl":"1s"}`, "generation"},
+		{`{"holder":` + h + `,"ttl":"1s"}`, "generation"},
+		{`{"generation":1,"ttl":"1s"}`, "holder"},
+		{`{"generation":1,"ttl":"1s","holder":{}}`, "holder"},
+		{`{"generation":1,"ttl":"1s","holder":null}`, "holder"},
+		{`{"generation":1,"ttl":"1s","holder":{"pid":-7}}`, "holder"},
+		{`{"generation":1,"ttl":"1s","holder":{"host":"h","bootId":"b","pid":-7,"startTime":9}}`, "holder"},
+		{`{"generation":1,"ttl":"1s","holder":{"host":"h","bootId":"b","pid":42,"startTime":0}}`, "holder"},
+		{`{"generation":1,"ttl":"1s","holder":"me"}`, "holder"},
+		{`{"generation":-1,"holder":` + h + `,"ttl":"1s"}`, ""},
+		{`{"generation":1,"holder":` + h + `,"ttl":"1s","renewedAt":"yesterday"}`, ""},
+		{`[]`, ""},
 	} {
 		var s lease.Snapshot
-		if err := json.Unmarshal([]byte(doc), &s); err == nil {
-			t.Errorf("Unmarshal(%s) = %+v, want an error", doc, s)
+		err := json.Unmarshal([]byte(tt.doc), &s)
+		if err == nil {
+			t.Errorf("Unmarshal(%s) = %+v, want an error", tt.doc, s)
+			continue
+		}
+		if tt.field == "" {
+			continue
+		}
+		var fe *lease.SnapshotFieldError
+		if !errors.As(err, &fe) || fe.Field != tt.field || !strings.HasPrefix(err.Error(), tt.field+": ") {
+			t.Errorf("Unmarshal(%s) = %v, want a *SnapshotFieldError naming %s", tt.doc, err, tt.field)
 		}
 	}
 	var s lease.Snapshot
-	if err := json.Unmarshal([]byte(`{"generation":2,"ttl":"1s","futureField":true}`), &s); err != nil || s.Generation != 2 {
+	if err := json.Unmarshal([]byte(`{"generation":2,"holder":`+h+`,"ttl":"1s","futureField":true}`), &s); err != nil || s.Generation != 2 {
 		t.Errorf("a snapshot with an unknown field = %+v, %v; want it read", s, err)
 	}
-	if err := json.Unmarshal([]byte(`{"generation":2,"ttl":"1s"}`+strings.Repeat(" ", 3)), &s); err != nil {
+	if err := json.Unmarshal([]byte(`{"generation":2,"holder":`+h+`,"ttl":"1s"}`+strings.Repeat(" ", 3)), &s); err != nil {
 		t.Errorf("trailing space: %v", err)
+	}
+	tomb := `{"generation":2,"holder":` + h + `,"released":true,"ttl":"1s"}`
+	if err := json.Unmarshal([]byte(tomb), &s); err != nil || !s.Released || s.Holder.PID != 42 {
+		t.Errorf("a tombstone = %+v, %v; want it read", s, err)
+	}
+}
+
+// TestSnapshotValidate: Validate names the first field that no record
+// holds, and accepts the records a manager writes, tombstones included.
+func TestSnapshotValidate(t *testing.T) {
+	good := sampleSnapshot()
+	if err := good.Validate(); err != nil {
+		t.Fatalf("Validate(%+v) = %v", good, err)
+	}
+	good.Released = false
+	if err := good.Validate(); err != nil {
+		t.Fatalf("Validate(%+v) = %v", good, err)
+	}
+	good.Generation = ^lease.Token(0)
+	if err := good.Validate(); err != nil {
+		t.Fatalf("Validate(largest generation) = %v", err)
+	}
+	for _, tt := range []struct {
+		name, field, reason string
+		change              func(*lease.Snapshot)
+	}{
+		{"generation 0", "generation", "0 is not a generation", func(s *lease.Snapshot) { s.Generation = 0 }},
+		{"no holder", "holder", `"bootId": missing`, func(s *lease.Snapshot) { s.Holder = platform.Identity{} }},
+		{"negative pid", "holder", `"pid": -7 is not a process id`, func(s *lease.Snapshot) { s.Holder.PID = -7 }},
+		{"no start time", "holder", `"startTime": missing`, func(s *lease.Snapshot) { s.Holder.StartTime = 0 }},
+		{"ttl 0", "ttl", "0s is not positive", func(s *lease.Snapshot) { s.TTL = 0 }},
+		{"negative ttl", "ttl", "-5s is not positive", func(s *lease.Snapshot) { s.TTL = -5 * time.Second }},
+	} {
+		s := sampleSnapshot()
+		tt.change(&s)
+		err := s.Validate()
+		var fe *lease.SnapshotFieldError
+		if !errors.As(err, &fe) || fe.Field != tt.field || !strings.Contains(err.Error(), tt.reason) {
+			t.Errorf("%s: Validate = %v, want a *SnapshotFieldError for %s saying %q", tt.name, err, tt.field, tt.reason)
+		}
 	}
 }

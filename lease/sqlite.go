@@ -3,10 +3,10 @@ package lease
 import (
 	"context"
 	"database/sql"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/rivus/collab/platform"
@@ -22,6 +22,9 @@ type SQLiteRepository struct {
 	writer chan struct{} // one writing transaction of this handle at a time
 	fences *fileFences
 	close  func() error
+
+	mu       sync.Mutex
+	prepared map[string]*sql.Stmt // the statements of saves, prepared on first use
 }
 
 var (
@@ -59,11 +62,44 @@ const (
 
 // The statements of the repository.
 const (
-	selectLease    = `SELECT revision, generation, holder, released, renewed_at, ttl_ns FROM leases WHERE key = ?`
-	selectRevision = `SELECT revision FROM leases WHERE key = ?`
-	insertLease    = `INSERT INTO leases (key, revision, generation, holder, released, renewed_at, ttl_ns) VALUES (?, ?, ?, ?, ?, ?, ?)`
-	updateLease    = `UPDATE leases SET revision = ?, generation = ?, holder = ?, released = ?, renewed_at = ?, ttl_ns = ? WHERE key = ?`
+	selectLease = `SELECT revision, generation, holder, released, renewed_at, ttl_ns FROM leases WHERE key = ?`
+	// A new record, if the key has none.
+	insertLease = `INSERT INTO leases (key, revision, generation, holder, released, renewed_at, ttl_ns) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)` +
+		` ON CONFLICT (key) DO NOTHING`
+	// Over a row read and decoded in this transaction.
+	updateLease = `UPDATE leases SET revision = ?1, generation = ?2, holder = ?3, released = ?4, renewed_at = ?5, ttl_ns = ?6 WHERE key = ?7`
 )
+
+// sqliteRowIsValid is the condition on the stored row under which
+// updateChecked writes over it. It must accept only rows that decodeRow
+// accepts, so that no update replaces a row that Load reports as
+// corrupt; it may refuse more (then saveTx reads and decodes the row).
+// It accepts the rows a holder renews: their holder is the one the
+// update writes (?3, which saveTx has parsed: ?9 is true), and their
+// renewed_at is in the form time.RFC3339Nano writes, with a date that
+// exists (date() moves a day that does not to another).
+var sqliteRowIsValid = `?9 AND holder = ?3 AND revision > 0` +
+	` AND typeof(generation) = 'integer' AND generation <> 0 AND typeof(ttl_ns) = 'integer' AND ttl_ns > 0` +
+	` AND typeof(released) = 'integer' AND released IN (0, 1)` +
+	` AND typeof(renewed_at) = 'text'` +
+	` AND renewed_at GLOB '[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]T[0-9][0-9]:[0-5][0-9]:[0-5][0-9]*'` +
+	` AND date(substr(renewed_at, 1, 10)) = substr(renewed_at, 1, 10) AND substr(renewed_at, 12, 2) <= '23'` +
+	// The zone follows the seconds, or their fraction of 1 to 9 digits.
+	` AND (` + sqliteZone(`substr(renewed_at, 20)`) +
+	` OR substr(renewed_at, 20, 1) = '.'` +
+	` AND length(substr(renewed_at, 21)) - length(ltrim(substr(renewed_at, 21), '0123456789')) BETWEEN 1 AND 9` +
+	` AND ` + sqliteZone(`ltrim(substr(renewed_at, 21), '0123456789')`) + `)`
+
+// updateChecked writes over revision ?8 of key ?7, if sqliteRowIsValid
+// accepts the row.
+var updateChecked = `UPDATE leases SET revision = ?1, generation = ?2, holder = ?3, released = ?4, renewed_at = ?5, ttl_ns = ?6` +
+	` WHERE key = ?7 AND revision = ?8 AND ` + sqliteRowIsValid
+
+// sqliteZone returns the condition that the text expression z is a zone
+// of RFC 3339: Z, or an offset within ±23:59.
+func sqliteZone(z string) string {
+	return `(` + z + ` = 'Z' OR ` + z + ` GLOB '[+-][01][0-9]:[0-5][0-9]' OR ` + z + ` GLOB '[+-]2[0-3]:[0-5][0-9]')`
+}
 
 // OpenSQLiteRepository opens (creating if missing) the lease database at
 // path, sets up or checks its schema, and creates the fence directory
@@ -87,13 +123,15 @@ func OpenSQLiteRepository(p *platform.Platform, path string) (*SQLiteRepository,
 	if err := p.FS.MkdirAll(fences.dir, dirPerm); err != nil {
 		return nil, closeAfter(&RepositoryError{Op: "open", Err: err}, db)
 	}
-	return &SQLiteRepository{
-		db:     db,
-		path:   path,
-		writer: make(chan struct{}, 1),
-		fences: fences,
-		close:  sync.OnceValue(db.Close),
-	}, nil
+	r := &SQLiteRepository{
+		db:       db,
+		path:     path,
+		writer:   make(chan struct{}, 1),
+		fences:   fences,
+		prepared: map[string]*sql.Stmt{},
+	}
+	r.close = sync.OnceValue(r.closeDB)
+	return r, nil
 }
 
 // closeAfter closes db after a failed open, and returns err, joined with
@@ -140,6 +178,35 @@ func setupSchema(db *sql.DB, path string) error {
 // held until their unlock.
 func (r *SQLiteRepository) Close() error { return r.close() }
 
+// closeDB closes the prepared statements, then the database.
+func (r *SQLiteRepository) closeDB() error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var errs []error
+	for _, st := range r.prepared {
+		errs = append(errs, st.Close())
+	}
+	clear(r.prepared)
+	return errors.Join(append(errs, r.db.Close())...)
+}
+
+// prepare returns query prepared on the database, preparing it on first
+// use. A transaction runs it through Tx.StmtContext, which reuses what its
+// connection prepared before.
+func (r *SQLiteRepository) prepare(ctx context.Context, query string) (*sql.Stmt, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if st, ok := r.prepared[query]; ok {
+		return st, nil
+	}
+	st, err := r.db.PrepareContext(ctx, query)
+	if err != nil {
+		return nil, err
+	}
+	r.prepared[query] = st
+	return st, nil
+}
+
 // Load reads key's row.
 func (r *SQLiteRepository) Load(ctx context.Context, key string) (Record, bool, error) {
 	if err := begin(ctx, key); err != nil {
@@ -155,10 +222,16 @@ func (r *SQLiteRepository) Load(ctx context.Context, key string) (Record, bool, 
 	}
 	rec, err := decodeRow(cols)
 	if err != nil {
-		where := fmt.Sprintf("%s, table leases", r.path)
-		return Record{}, false, &RepositoryError{Op: "load", Key: key, Err: &CorruptRecordError{Key: key, Where: where, Err: err}}
+		return Record{}, false, r.corrupt("load", key, err)
 	}
 	return rec, true, nil
+}
+
+// corrupt returns the error of op on key's row, which decodeRow refused
+// with err.
+func (r *SQLiteRepository) corrupt(op, key string, err error) error {
+	where := fmt.Sprintf("%s, table leases", r.path)
+	return &RepositoryError{Op: op, Key: key, Err: &CorruptRecordError{Key: key, Where: where, Err: err}}
 }
 
 // Save compares and writes in one BEGIN IMMEDIATE transaction.
@@ -169,7 +242,7 @@ func (r *SQLiteRepository) Save(ctx context.Context, key string, s Snapshot, exp
 	var rev Revision
 	err := r.inTx(ctx, "save", key, func(tx *sql.Tx) error {
 		var err error
-		stmts := &txStatements{tx: tx}
+		stmts := &txStatements{r: r, tx: tx}
 		defer stmts.close()
 		rev, err = r.saveTx(ctx, stmts, key, s, expected)
 		return err
@@ -177,9 +250,9 @@ func (r *SQLiteRepository) Save(ctx context.Context, key string, s Snapshot, exp
 	return rev, err
 }
 
-// SaveBatch applies writes in one BEGIN IMMEDIATE transaction. A conflict
-// or invalid key fails its write only; a storage failure rolls back the
-// batch and fails every write.
+// SaveBatch applies writes in one BEGIN IMMEDIATE transaction. A
+// conflict, an invalid key or a corrupt row fails its write only; a
+// storage failure rolls back the batch and fails every write.
 func (r *SQLiteRepository) SaveBatch(ctx context.Context, writes []Write) ([]Revision, []error) {
 	revs, errs := make([]Revision, len(writes)), make([]error, len(writes))
 	if ctx.Err() != nil {
@@ -187,14 +260,14 @@ func (r *SQLiteRepository) SaveBatch(ctx context.Context, writes []Write) ([]Rev
 		return revs, errs
 	}
 	err := r.inTx(ctx, "save batch", "", func(tx *sql.Tx) error {
-		stmts := &txStatements{tx: tx}
+		stmts := &txStatements{r: r, tx: tx}
 		defer stmts.close()
 		for i, w := range writes {
 			if errs[i] = ValidateKey(w.Key); errs[i] != nil {
 				continue
 			}
 			revs[i], errs[i] = r.saveTx(ctx, stmts, w.Key, w.Snapshot, w.Expected)
-			if errors.Is(errs[i], ErrRevisionConflict) {
+			if keyOnly(errs[i]) {
 				continue
 			}
 			if errs[i] != nil {
@@ -210,43 +283,78 @@ func (r *SQLiteRepository) SaveBatch(ctx context.Context, writes []Write) ([]Rev
 	return revs, errs
 }
 
-// saveTx compares and writes one record inside stmts' transaction. It returns a
-// *RevisionConflictError, or the raw storage error for inTx to wrap.
+// saveTx compares and writes one record inside stmts' transaction. It
+// never writes over a row that Load would refuse: that is a
+// *RepositoryError wrapping a *CorruptRecordError, as Load returns it.
+// Otherwise it returns a *RevisionConflictError, or the raw storage error
+// for inTx to wrap.
+//
+// A renewal is one statement: updateChecked compares the revision and
+// checks the row in the database. When it writes nothing (a conflict, a
+// takeover from another holder, a corrupt row), saveTx reads and decodes
+// the row, and writes over it if it is valid and of the revision
+// expected.
 func (r *SQLiteRepository) saveTx(ctx context.Context, stmts *txStatements, key string, s Snapshot, expected Revision) (Revision, error) {
-	sel, err := stmts.get(ctx, selectRevision)
-	if err != nil {
-		return 0, err
-	}
-	var cur int64
-	err = sel.QueryRowContext(ctx, key).Scan(&cur)
-	if err != nil && !errors.Is(err, sql.ErrNoRows) {
-		return 0, err
-	}
-	if Revision(cur) != expected {
-		return 0, &RevisionConflictError{Key: key, Expected: expected, Actual: Revision(cur)}
-	}
-	next := cur + 1
+	next := int64(expected) + 1
 	// A generation above the int64 range is stored as its two's
 	// complement bits, which read back as the same Token.
 	gen, holder, renewed, ttl := int64(s.Generation), string(s.Holder.Marshal()), s.RenewedAt.Format(time.RFC3339Nano), int64(s.TTL)
-	query, args := updateLease, []any{next, gen, holder, s.Released, renewed, ttl, key}
-	if cur == 0 {
+	var query string
+	var args []any
+	if expected == 0 {
 		query, args = insertLease, []any{key, next, gen, holder, s.Released, renewed, ttl}
+	} else {
+		_, err := parseHolder(holder)
+		query, args = updateChecked, []any{next, gen, holder, s.Released, renewed, ttl, key, int64(expected), err == nil}
 	}
-	stmt, err := stmts.get(ctx, query)
-	if err == nil {
-		_, err = stmt.ExecContext(ctx, args...)
+	switch n, err := stmts.exec(ctx, query, args...); {
+	case err != nil:
+		return 0, err
+	case n == 1:
+		return Revision(next), nil
 	}
-	if err != nil {
+	cur, err := r.storedRevision(ctx, stmts, key)
+	switch {
+	case err != nil:
+		return 0, err
+	case Revision(cur) != expected:
+		return 0, &RevisionConflictError{Key: key, Expected: expected, Actual: Revision(cur)}
+	}
+	// A valid row that updateChecked does not recognise.
+	if _, err := stmts.exec(ctx, updateLease, next, gen, holder, s.Released, renewed, ttl, key); err != nil {
 		return 0, err
 	}
 	return Revision(next), nil
 }
 
-// txStatements prepares each statement of a save once per transaction, on
-// first use: a batch of thousands of renewals prepares three statements,
-// not thousands, and a single save prepares only what it runs.
+// storedRevision reads and decodes key's row, and returns its revision
+// (0: no row).
+func (r *SQLiteRepository) storedRevision(ctx context.Context, stmts *txStatements, key string) (int64, error) {
+	sel, err := stmts.get(ctx, selectLease)
+	if err != nil {
+		return 0, err
+	}
+	var cols [6]any
+	err = sel.QueryRowContext(ctx, key).Scan(&cols[0], &cols[1], &cols[2], &cols[3], &cols[4], &cols[5])
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		return 0, nil
+	case err != nil:
+		return 0, err
+	}
+	rec, err := decodeRow(cols)
+	if err != nil {
+		return 0, r.corrupt("save", key, err)
+	}
+	return int64(rec.Revision), nil
+}
+
+// txStatements holds the statements of a save in one transaction, each
+// taken on first use from the repository's prepared ones: a batch of
+// thousands of renewals runs one statement, prepared once per database
+// connection rather than once per write or per transaction.
 type txStatements struct {
+	r     *SQLiteRepository
 	tx    *sql.Tx
 	stmts map[string]*sql.Stmt
 }
@@ -255,10 +363,11 @@ func (t *txStatements) get(ctx context.Context, query string) (*sql.Stmt, error)
 	if st, ok := t.stmts[query]; ok {
 		return st, nil
 	}
-	st, err := t.tx.PrepareContext(ctx, query)
+	parent, err := t.r.prepare(ctx, query)
 	if err != nil {
 		return nil, err
 	}
+	st := t.tx.StmtContext(ctx, parent)
 	if t.stmts == nil {
 		t.stmts = map[string]*sql.Stmt{}
 	}
@@ -266,7 +375,21 @@ func (t *txStatements) get(ctx context.Context, query string) (*sql.Stmt, error)
 	return st, nil
 }
 
-// close closes the prepared statements; the transaction's end would too.
+// exec runs query with args and returns how many rows it changed.
+func (t *txStatements) exec(ctx context.Context, query string, args ...any) (int64, error) {
+	st, err := t.get(ctx, query)
+	if err != nil {
+		return 0, err
+	}
+	res, err := st.ExecContext(ctx, args...)
+	if err != nil {
+		return 0, err
+	}
+	return res.RowsAffected()
+}
+
+// close closes the transaction's statements; its end would too. The
+// repository's stay prepared.
 func (t *txStatements) close() {
 	for _, st := range t.stmts {
 		st.Close()
@@ -275,9 +398,10 @@ func (t *txStatements) close() {
 
 // inTx runs fn in a BEGIN IMMEDIATE transaction, one at a time per
 // handle: writers of this process queue here, woken at once, rather than
-// in SQLite's busy handler, which sleeps. A *RevisionConflictError from
-// fn is returned as it is, after the transaction commits (it has written
-// nothing, and a batch keeps its other writes).
+// in SQLite's busy handler, which sleeps. An error of one key from fn (a
+// conflict or a corrupt row, see keyOnly) is returned as it is, after the
+// transaction commits (it has written nothing, and a batch keeps its
+// other writes).
 func (r *SQLiteRepository) inTx(ctx context.Context, op, key string, fn func(*sql.Tx) error) error {
 	select {
 	case r.writer <- struct{}{}:
@@ -291,13 +415,19 @@ func (r *SQLiteRepository) inTx(ctx context.Context, op, key string, fn func(*sq
 	}
 	defer func() { _ = tx.Rollback() }() // a no-op after Commit
 	ferr := fn(tx)
-	if ferr != nil && !errors.Is(ferr, ErrRevisionConflict) {
+	if ferr != nil && !keyOnly(ferr) {
 		return r.fail(ctx, op, key, ferr)
 	}
 	if err := tx.Commit(); err != nil {
 		return r.fail(ctx, op, key, err)
 	}
 	return ferr
+}
+
+// keyOnly reports whether err, from saveTx, fails its own write only: a
+// revision conflict, or a corrupt row that was left as it was.
+func keyOnly(err error) bool {
+	return errors.Is(err, ErrRevisionConflict) || errors.Is(err, ErrCorruptRecord)
 }
 
 // fail returns the cause of ctx if it ended (database/sql reports an
@@ -316,7 +446,7 @@ func (r *SQLiteRepository) Fence(ctx context.Context, key string) (func(), error
 }
 
 // decodeRow converts a leases row read into driver values, reporting any
-// value that a valid record cannot hold.
+// value that a valid record cannot hold (Snapshot.Validate included).
 func decodeRow(cols [6]any) (Record, error) {
 	rev, ok := cols[0].(int64)
 	if !ok || rev <= 0 {
@@ -332,9 +462,11 @@ func decodeRow(cols [6]any) (Record, error) {
 	if !ok {
 		return Record{}, fmt.Errorf("holder %v is not text", cols[2])
 	}
-	if err := json.Unmarshal([]byte(holder), &s.Holder); err != nil {
-		return Record{}, fmt.Errorf("holder: %w", err)
+	id, err := parseHolder(holder)
+	if err != nil {
+		return Record{}, &SnapshotFieldError{Field: "holder", Err: err}
 	}
+	s.Holder = id
 	released, ok := cols[3].(int64)
 	if !ok || released != 0 && released != 1 {
 		return Record{}, fmt.Errorf("released %v is not 0 or 1", cols[3])
@@ -354,7 +486,35 @@ func decodeRow(cols [6]any) (Record, error) {
 		return Record{}, fmt.Errorf("ttl_ns %v is not an integer", cols[5])
 	}
 	s.TTL = time.Duration(ttl)
+	if err := s.Validate(); err != nil {
+		return Record{}, err
+	}
 	return Record{Snapshot: s, Revision: Revision(rev)}, nil
+}
+
+// lastHolder is the holder text that parseHolder parsed last, and its
+// identity.
+var lastHolder atomic.Pointer[parsedHolder]
+
+type parsedHolder struct {
+	text string
+	id   platform.Identity
+}
+
+// parseHolder is platform.ParseIdentity of a holder column, remembering
+// the last text it accepted: a database's rows mostly hold a few
+// holders, and a heartbeat reads thousands of rows of one, which parse
+// once.
+func parseHolder(text string) (platform.Identity, error) {
+	if p := lastHolder.Load(); p != nil && p.text == text {
+		return p.id, nil
+	}
+	id, err := platform.ParseIdentity([]byte(text))
+	if err != nil {
+		return platform.Identity{}, err
+	}
+	lastHolder.Store(&parsedHolder{text: text, id: id})
+	return id, nil
 }
 
 // textOf returns a TEXT value, which the driver may give as a string or

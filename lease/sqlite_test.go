@@ -60,7 +60,7 @@ func TestSQLiteRepository(t *testing.T) {
 func TestSQLiteTwoHandles(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "leases.db")
 	a, b := openSQLiteRepo(t, platform.OS(), path), openSQLiteRepo(t, platform.OS(), path)
-	r1, err := a.Save(t.Context(), "k", lease.Snapshot{Generation: 1}, 0)
+	r1, err := a.Save(t.Context(), "k", snapOf(1), 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -68,14 +68,14 @@ func TestSQLiteTwoHandles(t *testing.T) {
 	if err != nil || !ok || rec.Revision != r1 || rec.Snapshot.Generation != 1 {
 		t.Fatalf("b.Load after a.Save = %+v, %v, %v", rec, ok, err)
 	}
-	r2, err := b.Save(t.Context(), "k", lease.Snapshot{Generation: 2}, r1)
+	r2, err := b.Save(t.Context(), "k", snapOf(2), r1)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if rec, _, err := a.Load(t.Context(), "k"); err != nil || rec.Revision != r2 || rec.Snapshot.Generation != 2 {
 		t.Fatalf("a.Load after b.Save = %+v, %v", rec, err)
 	}
-	_, err = a.Save(t.Context(), "k", lease.Snapshot{Generation: 3}, r1)
+	_, err = a.Save(t.Context(), "k", snapOf(3), r1)
 	var c *lease.RevisionConflictError
 	if !errors.As(err, &c) || c.Expected != r1 || c.Actual != r2 {
 		t.Fatalf("a stale save through a = %v, want a conflict %d/%d", err, r1, r2)
@@ -97,7 +97,7 @@ func TestTwoHandlesRace(t *testing.T) {
 				t.Cleanup(func() { _ = closeRepo() })
 				handles[i] = r
 			}
-			base, err := handles[0].Save(t.Context(), "k", lease.Snapshot{Generation: 1}, 0)
+			base, err := handles[0].Save(t.Context(), "k", snapOf(1), 0)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -108,7 +108,7 @@ func TestTwoHandlesRace(t *testing.T) {
 			for i := range 16 {
 				wg.Go(func() {
 					<-start
-					_, err := handles[i%2].Save(t.Context(), "k", lease.Snapshot{Generation: lease.Token(10 + i)}, base)
+					_, err := handles[i%2].Save(t.Context(), "k", snapOf(lease.Token(10+i)), base)
 					mu.Lock()
 					defer mu.Unlock()
 					switch {
@@ -137,7 +137,7 @@ func TestSQLiteSchemaVersion(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := r.Save(t.Context(), "k", lease.Snapshot{Generation: 1}, 0); err != nil {
+		if _, err := r.Save(t.Context(), "k", snapOf(1), 0); err != nil {
 			t.Fatal(err)
 		}
 		if err := r.Close(); err != nil {
@@ -191,7 +191,7 @@ func TestSQLiteSchemaSetupIsIdempotent(t *testing.T) {
 		if err != nil || ok != (i > 0) || rec.Revision != rev {
 			t.Fatalf("open %d: Load = %+v, %v, %v", i, rec, ok, err)
 		}
-		if rev, err = r.Save(t.Context(), "k", lease.Snapshot{Generation: lease.Token(i)}, rev); err != nil {
+		if rev, err = r.Save(t.Context(), "k", snapOf(lease.Token(i+1)), rev); err != nil {
 			t.Fatal(err)
 		}
 		if err := r.Close(); err != nil {
@@ -239,20 +239,21 @@ func TestSQLiteOpenFails(t *testing.T) {
 }
 
 // TestSQLiteCorruptRow: a row that a valid record cannot hold fails its
-// key only, naming the database, and is left as it is.
+// key only, in Load and Save, naming the database, and is left as it is.
 func TestSQLiteCorruptRow(t *testing.T) {
 	tests := []struct {
 		name, column, value, reason string
 	}{
 		{"holder not JSON", "holder", "me", "holder"},
 		{"holder wrong type", "holder", `{"pid":"one"}`, "holder"},
+		{"holder with trailing data", "holder", `{"host":"h","bootId":"b","pid":1,"startTime":2} {}`, "holder: platform: invalid process identity: trailing data"},
 		{"renewed_at not a time", "renewed_at", "yesterday", "renewed_at"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			path := filepath.Join(t.TempDir(), "leases.db")
 			r := openSQLiteRepo(t, platform.OS(), path)
-			rev, err := r.Save(t.Context(), "task:42", lease.Snapshot{Generation: 1}, 0)
+			rev, err := r.Save(t.Context(), "task:42", snapOf(1), 0)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -260,14 +261,17 @@ func TestSQLiteCorruptRow(t *testing.T) {
 			execSQL(t, db, "UPDATE leases SET "+tt.column+" = ? WHERE key = ?", tt.value, "task:42")
 			_, _, err = r.Load(t.Context(), "task:42")
 			wantCorrupt(t, err, "load", "task:42", path+", table leases", tt.reason)
+			// A save over the row's revision, as a holder's renewal makes
+			// it, refuses the row as Load does and leaves it.
+			_, err = r.Save(t.Context(), "task:42", snapOf(2), rev)
+			wantCorrupt(t, err, "save", "task:42", path+", table leases", tt.reason)
 			var stored string
 			if err := db.QueryRow("SELECT " + tt.column + " FROM leases WHERE key = 'task:42'").Scan(&stored); err != nil || stored != tt.value {
 				t.Fatalf("the corrupt row now holds %q, %v", stored, err)
 			}
-			if _, err := r.Save(t.Context(), "other", lease.Snapshot{Generation: 1}, 0); err != nil {
+			if _, err := r.Save(t.Context(), "other", snapOf(1), 0); err != nil {
 				t.Fatalf("another key beside a corrupt one: %v", err)
 			}
-			_ = rev
 		})
 	}
 }
@@ -297,7 +301,7 @@ func TestSQLiteFaults(t *testing.T) {
 func TestSQLiteLargeGeneration(t *testing.T) {
 	r := openSQLiteRepo(t, platform.OS(), filepath.Join(t.TempDir(), "leases.db"))
 	gen := ^lease.Token(0) - 5
-	if _, err := r.Save(t.Context(), "k", lease.Snapshot{Generation: gen}, 0); err != nil {
+	if _, err := r.Save(t.Context(), "k", snapOf(gen), 0); err != nil {
 		t.Fatal(err)
 	}
 	if rec, _, err := r.Load(t.Context(), "k"); err != nil || rec.Snapshot.Generation != gen {
@@ -311,6 +315,13 @@ var benchSnapshot = lease.Snapshot{
 	Holder:     platform.Identity{Host: "bench", BootID: "0f4c2b7e-5a1d-4e8b-9c3f-1d2e3f4a5b6c", PID: 4242, StartTime: 123456, PIDNamespace: 4026531836},
 	RenewedAt:  time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC),
 	TTL:        time.Minute,
+}
+
+// snapOf returns benchSnapshot with generation gen: a valid record.
+func snapOf(gen lease.Token) lease.Snapshot {
+	s := benchSnapshot
+	s.Generation = gen
+	return s
 }
 
 // BenchmarkSave measures a SQLite save against its floor: the same

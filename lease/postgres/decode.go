@@ -1,11 +1,11 @@
 package postgres
 
 import (
-	"encoding/json"
 	"fmt"
 	"time"
 
 	"github.com/rivus/collab/lease"
+	"github.com/rivus/collab/platform"
 )
 
 // storedRow is a row of the leases table as scanned, before it is checked.
@@ -16,23 +16,28 @@ type storedRow struct {
 }
 
 // decode converts the row to a record, reporting any value that a valid
-// record cannot hold.
+// record cannot hold (lease.Snapshot.Validate included).
 func (row storedRow) decode() (lease.Record, error) {
 	if row.revision <= 0 {
 		return lease.Record{}, fmt.Errorf("revision %d is not positive", row.revision)
 	}
-	s := lease.Snapshot{
-		Generation: lease.Token(row.generation),
-		Released:   row.released,
-		TTL:        time.Duration(row.ttl),
-	}
-	if err := json.Unmarshal([]byte(row.holder), &s.Holder); err != nil {
-		return lease.Record{}, fmt.Errorf("holder: %w", err)
+	holder, err := platform.ParseIdentity([]byte(row.holder))
+	if err != nil {
+		return lease.Record{}, &lease.SnapshotFieldError{Field: "holder", Err: err}
 	}
 	t, err := time.Parse(time.RFC3339Nano, row.renewedAt)
 	if err != nil {
 		return lease.Record{}, fmt.Errorf("renewed_at: %w", err)
 	}
-	s.RenewedAt = t
+	s := lease.Snapshot{
+		Generation: lease.Token(row.generation),
+		Holder:     holder,
+		Released:   row.released,
+		RenewedAt:  t,
+		TTL:        time.Duration(row.ttl),
+	}
+	if err := s.Validate(); err != nil {
+		return lease.Record{}, err
+	}
 	return lease.Record{Snapshot: s, Revision: lease.Revision(row.revision)}, nil
 }

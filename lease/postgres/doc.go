@@ -30,14 +30,21 @@
 // # Writes
 //
 // Save is one conditional statement: INSERT ... ON CONFLICT DO NOTHING
-// for a new record, UPDATE ... WHERE key = $1 AND revision = $2 for
-// others. PostgreSQL's row locks make two writers of one revision
-// serialise, and the second finds the revision moved, so exactly one
-// succeeds. No row written means a conflict; the stored revision the
-// *lease.RevisionConflictError reports is then read by a second
-// statement. SaveBatch sends the statements of all its writes in one
-// pipeline, which the server runs as one implicit transaction: the
-// manager's heartbeat of many leases costs one round trip.
+// for a new record, UPDATE ... WHERE key = $1 AND revision = $2 AND (the
+// stored row is valid) for others. PostgreSQL's row locks make two
+// writers of one revision serialise, and the second finds the revision
+// moved, so exactly one succeeds. The validity check accepts only rows
+// that Load accepts: the holder written (a renewal's) or one in the form
+// platform.Identity.Marshal writes, a renewed_at in the form
+// time.RFC3339Nano writes, a positive TTL, a generation other than 0. No
+// row written means a conflict, a corrupt row, or a valid row in another
+// form; a second statement reads the row and tells them apart: a
+// conflict is a *lease.RevisionConflictError, a corrupt row its
+// *lease.CorruptRecordError (the row is never written over), and a valid
+// row is written over in a transaction that locks and decodes it first.
+// SaveBatch sends the statements of all its writes in one pipeline, which
+// the server runs as one implicit transaction: the manager's heartbeat of
+// many leases costs one round trip.
 //
 // # Fences
 //

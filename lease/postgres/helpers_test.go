@@ -6,8 +6,10 @@ import (
 	"encoding/hex"
 	"os"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/rivus/collab/lease"
 	"github.com/rivus/collab/lease/postgres"
 	"go.uber.org/goleak"
 )
@@ -71,6 +73,11 @@ func execSQL(t testing.TB, url, query string, args ...any) {
 	if _, err := conn.Exec(context.Background(), query, args...); err != nil {
 		t.Fatalf("%s: %v", query, err)
 	}
+}
+
+// snap returns a valid snapshot of generation gen, which Load accepts.
+func snap(gen lease.Token) lease.Snapshot {
+	return lease.Snapshot{Generation: gen, Holder: benchHolder, RenewedAt: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC), TTL: time.Minute}
 }
 
 // rawConn opens a connection that bypasses the repository.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync/atomic"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -19,6 +20,8 @@ type Repository struct {
 	fences *fences
 	where  string // the database and table, for messages
 	q      queries
+
+	lastHolder atomic.Pointer[string] // the holder that parses accepted last
 }
 
 var (

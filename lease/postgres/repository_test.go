@@ -6,6 +6,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/rivus/collab/lease"
@@ -43,7 +44,7 @@ func TestSchemaSetupIsIdempotent(t *testing.T) {
 		if err != nil || ok != (i > 0) || rec.Revision != rev {
 			t.Fatalf("open %d: Load = %+v, %v, %v", i, rec, ok, err)
 		}
-		if rev, err = r.Save(t.Context(), "k", lease.Snapshot{Generation: lease.Token(i)}, rev); err != nil {
+		if rev, err = r.Save(t.Context(), "k", snap(lease.Token(i+1)), rev); err != nil {
 			t.Fatal(err)
 		}
 		_ = r.Close()
@@ -55,7 +56,7 @@ func TestSchemaSetupIsIdempotent(t *testing.T) {
 func TestSchemaVersion(t *testing.T) {
 	schema := newSchema(t)
 	r := openRepo(t, schema)
-	if _, err := r.Save(t.Context(), "k", lease.Snapshot{Generation: 1}, 0); err != nil {
+	if _, err := r.Save(t.Context(), "k", snap(1), 0); err != nil {
 		t.Fatal(err)
 	}
 	url := testURL(t)
@@ -76,48 +77,155 @@ func TestSchemaVersion(t *testing.T) {
 	}
 }
 
-// TestCorruptRow: a row that a valid record cannot hold fails its key
-// only, naming the table and key, and is left as it is.
+// TestCorruptRow: a row that a valid record cannot hold (garbage, a
+// holder that is not a valid process identity, a TTL or generation out of
+// range) fails its key only, in Load, Save and SaveBatch, naming the table,
+// key and field, and is left as it is.
 func TestCorruptRow(t *testing.T) {
 	tests := []struct {
-		name, column, value, reason string
+		name, column string
+		value        any
+		reason       string
 	}{
 		{"holder not JSON", "holder", "garbage", "holder"},
-		{"holder wrong type", "holder", `{"pid":"one"}`, "holder"},
+		{"holder wrong type", "holder", `{"pid":"one"}`, `holder: platform: invalid process identity field "pid": wrong type`},
+		{"holder empty object", "holder", `{}`, `holder: platform: invalid process identity field "bootId": missing`},
+		{"holder null", "holder", `null`, `holder: platform: invalid process identity field "bootId": missing`},
+		{"holder pid only", "holder", `{"pid":-7}`, `holder: platform: invalid process identity field "bootId": missing`},
+		{"holder negative pid", "holder", `{"host":"h","bootId":"b","pid":-7,"startTime":9}`, `holder: platform: invalid process identity field "pid": -7 is not a process id`},
+		{"holder pid too large", "holder", `{"host":"h","bootId":"b","pid":4294967297,"startTime":9}`, `"pid": 4294967297 is not a process id`},
+		{"holder pid of 10 digits", "holder", `{"host":"h","bootId":"b","pid":2147483648,"startTime":9}`, `"pid": 2147483648 is not a process id`},
+		{"holder without start time", "holder", `{"host":"h","bootId":"b","pid":7}`, `holder: platform: invalid process identity field "startTime": missing`},
+		{"holder start time 0", "holder", `{"host":"h","bootId":"b","pid":7,"startTime":0}`, `"startTime": missing`},
+		{"holder empty boot id", "holder", `{"host":"h","bootId":"","pid":7,"startTime":9}`, `"bootId": missing`},
+		{"holder with trailing data", "holder", `{"host":"h","bootId":"b","pid":7,"startTime":9} {}`, "holder: platform: invalid process identity: trailing data"},
+		{"negative ttl", "ttl_ns", int64(-5 * time.Second), "ttl: -5s is not positive"},
+		{"zero ttl", "ttl_ns", int64(0), "ttl: 0s is not positive"},
+		{"generation 0", "generation", int64(0), "generation: 0 is not a generation"},
 		{"renewed_at not a time", "renewed_at", "yesterday", "renewed_at"},
+		{"renewed_at 30 February", "renewed_at", "2026-02-30T00:00:00Z", "renewed_at"},
+		{"renewed_at 29 February 2100", "renewed_at", "2100-02-29T00:00:00Z", "renewed_at"},
+		{"renewed_at hour 24", "renewed_at", "2026-01-01T24:00:00Z", "renewed_at"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			schema := newSchema(t)
 			r := openRepo(t, schema)
-			if _, err := r.Save(t.Context(), "task:42", lease.Snapshot{Generation: 1}, 0); err != nil {
+			rev, err := r.Save(t.Context(), "task:42", snap(1), 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			otherRev, err := r.Save(t.Context(), "other", snap(1), 0)
+			if err != nil {
 				t.Fatal(err)
 			}
 			table := pgx.Identifier{schema, "collab_leases"}.Sanitize()
 			url := testURL(t)
 			execSQL(t, url, "UPDATE "+table+" SET "+tt.column+" = $1 WHERE key = $2", tt.value, "task:42")
-			_, _, err := r.Load(t.Context(), "task:42")
-			var re *lease.RepositoryError
-			var ce *lease.CorruptRecordError
-			if !errors.As(err, &re) || !errors.As(err, &ce) || re.Op != "load" || re.Key != "task:42" || ce.Key != "task:42" ||
-				!strings.Contains(ce.Where, table) || !strings.Contains(ce.Err.Error(), tt.reason) || !errors.Is(err, lease.ErrCorruptRecord) {
-				t.Fatalf("Load = %v, want a *RepositoryError wrapping a *CorruptRecordError naming %s and %s", err, table, tt.reason)
+			before := rawRow(t, url, table, "task:42")
+			wantCorrupt := func(what, op string, err error) {
+				t.Helper()
+				var re *lease.RepositoryError
+				var ce *lease.CorruptRecordError
+				if !errors.As(err, &re) || !errors.As(err, &ce) || re.Op != op || re.Key != "task:42" || ce.Key != "task:42" ||
+					!strings.Contains(ce.Where, table) || !strings.Contains(ce.Err.Error(), tt.reason) || !errors.Is(err, lease.ErrCorruptRecord) {
+					t.Fatalf("%s = %v, want a *RepositoryError of %s wrapping a *CorruptRecordError naming %s, the key and %s", what, err, op, table, tt.reason)
+				}
 			}
-			conn := rawConn(t, url)
-			defer conn.Close(context.Background())
-			var stored string
-			if err := conn.QueryRow(t.Context(), "SELECT "+tt.column+" FROM "+table+" WHERE key = 'task:42'").Scan(&stored); err != nil || stored != tt.value {
-				t.Fatalf("the corrupt row now holds %q, %v", stored, err)
+			_, _, err = r.Load(t.Context(), "task:42")
+			wantCorrupt("Load", "load", err)
+			// A save over the row's revision, as a holder's renewal makes
+			// it, and a create.
+			_, err = r.Save(t.Context(), "task:42", snap(2), rev)
+			wantCorrupt("Save over its revision", "save", err)
+			_, err = r.Save(t.Context(), "task:42", snap(2), 0)
+			wantCorrupt("Save of a new record", "save", err)
+			revs, errs := r.SaveBatch(t.Context(), []lease.Write{
+				{Key: "task:42", Snapshot: snap(2), Expected: rev},
+				{Key: "other", Snapshot: snap(2), Expected: otherRev},
+			})
+			wantCorrupt("SaveBatch", "save", errs[0])
+			if errs[1] != nil {
+				t.Fatalf("the other write of a batch with a corrupt row: %v", errs[1])
 			}
-			rev, err := r.Save(t.Context(), "other", lease.Snapshot{Generation: 1}, 0)
-			if err != nil {
+			if after := rawRow(t, url, table, "task:42"); after != before {
+				t.Fatalf("the corrupt row now holds %s, was %s", after, before)
+			}
+			if rec, ok, err := r.Load(t.Context(), "other"); err != nil || !ok || rec.Revision != revs[1] {
+				t.Fatalf("Load of another key = %+v, %v, %v; want revision %d", rec, ok, err, revs[1])
+			}
+			if _, err := r.Save(t.Context(), "other", snap(3), revs[1]); err != nil {
 				t.Fatalf("another key beside a corrupt one: %v", err)
 			}
-			if rec, ok, err := r.Load(t.Context(), "other"); err != nil || !ok || rec.Revision != rev {
-				t.Fatalf("Load of another key = %+v, %v, %v", rec, ok, err)
+			if keys, err := r.Keys(t.Context()); err != nil || strings.Join(keys, "|") != "other|task:42" {
+				t.Fatalf("Keys = %q, %v; want both keys", keys, err)
 			}
 		})
 	}
+}
+
+// TestSaveOverUnusualValidRow: a valid row in a form other than this
+// package writes (spaces, another field order, an unknown field, a time
+// with a comma or a 10-digit fraction) is written over, by Save and
+// SaveBatch, as any valid row.
+func TestSaveOverUnusualValidRow(t *testing.T) {
+	tests := []struct{ name, column, value string }{
+		{"holder with spaces", "holder", `{ "host": "h", "bootId": "b", "pid": 7, "startTime": 9 }`},
+		{"holder fields reordered", "holder", `{"pid":7,"startTime":9,"bootId":"b","host":"h"}`},
+		{"holder unknown field", "holder", `{"host":"h","bootId":"b","pid":7,"startTime":9,"future":[1,2]}`},
+		{"holder pid of 10 digits", "holder", `{"host":"h","bootId":"b","pid":2147483647,"startTime":9}`},
+		{"holder start time of 20 digits", "holder", `{"host":"h","bootId":"b","pid":7,"startTime":18446744073709551615}`},
+		{"holder host with DEL", "holder", "{\"host\":\"h\x7f\",\"bootId\":\"b\",\"pid\":7,\"startTime\":9}"},
+		{"renewed_at 10 fraction digits", "renewed_at", "2026-01-01T00:00:00.1234567891Z"},
+		{"renewed_at with a decimal comma", "renewed_at", "2026-01-01T00:00:00,5+02:00"},
+		{"renewed_at 29 February 2000", "renewed_at", "2000-02-29T00:00:00Z"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			schema := newSchema(t)
+			r := openRepo(t, schema)
+			rev, err := r.Save(t.Context(), "k", snap(1), 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			table := pgx.Identifier{schema, "collab_leases"}.Sanitize()
+			execSQL(t, testURL(t), "UPDATE "+table+" SET "+tt.column+" = $1 WHERE key = $2", tt.value, "k")
+			if _, _, err := r.Load(t.Context(), "k"); err != nil {
+				t.Fatalf("Load of a valid row: %v", err)
+			}
+			if rev, err = r.Save(t.Context(), "k", snap(2), rev); err != nil {
+				t.Fatalf("Save over a valid row: %v", err)
+			}
+			if rec, _, err := r.Load(t.Context(), "k"); err != nil || rec.Revision != rev || rec.Snapshot.Generation != 2 {
+				t.Fatalf("Load after Save = %+v, %v", rec, err)
+			}
+			execSQL(t, testURL(t), "UPDATE "+table+" SET "+tt.column+" = $1 WHERE key = $2", tt.value, "k")
+			revs, errs := r.SaveBatch(t.Context(), []lease.Write{{Key: "k", Snapshot: snap(3), Expected: rev}, {Key: "k", Snapshot: snap(4), Expected: rev}})
+			if errs[0] != nil || revs[0] != rev+1 {
+				t.Fatalf("SaveBatch over a valid row = %d, %v; want revision %d", revs[0], errs[0], rev+1)
+			}
+			if c, ok := errors.AsType[*lease.RevisionConflictError](errs[1]); !ok || c.Actual != rev+1 {
+				t.Fatalf("the second write over the same revision = %v, want a conflict with %d", errs[1], rev+1)
+			}
+			// A stale revision over such a row is still a conflict.
+			execSQL(t, testURL(t), "UPDATE "+table+" SET "+tt.column+" = $1 WHERE key = $2", tt.value, "k")
+			if _, err := r.Save(t.Context(), "k", snap(5), rev); !errors.Is(err, lease.ErrRevisionConflict) {
+				t.Fatalf("a stale save = %v, want a conflict", err)
+			}
+		})
+	}
+}
+
+// rawRow returns key's row as the database holds it.
+func rawRow(t *testing.T, url, table, key string) string {
+	t.Helper()
+	conn := rawConn(t, url)
+	defer conn.Close(context.Background())
+	var row string
+	if err := conn.QueryRow(t.Context(), "SELECT t::text FROM "+table+" t WHERE key = $1", key).Scan(&row); err != nil {
+		t.Fatal(err)
+	}
+	return row
 }
 
 // TestKeys lists every key, in byte order.
@@ -125,7 +233,7 @@ func TestKeys(t *testing.T) {
 	r := openRepo(t, newSchema(t))
 	keys := []string{"b", "a/b", "B", "ä", "a", "Z", "a b"}
 	for _, k := range keys {
-		if _, err := r.Save(t.Context(), k, lease.Snapshot{Generation: 1}, 0); err != nil {
+		if _, err := r.Save(t.Context(), k, snap(1), 0); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -141,7 +249,7 @@ func TestKeys(t *testing.T) {
 func TestLargeGeneration(t *testing.T) {
 	r := openRepo(t, newSchema(t))
 	gen := ^lease.Token(0) - 5
-	if _, err := r.Save(t.Context(), "k", lease.Snapshot{Generation: gen}, 0); err != nil {
+	if _, err := r.Save(t.Context(), "k", snap(gen), 0); err != nil {
 		t.Fatal(err)
 	}
 	if rec, _, err := r.Load(t.Context(), "k"); err != nil || rec.Snapshot.Generation != gen {
@@ -177,15 +285,15 @@ func TestOpenFails(t *testing.T) {
 func TestTwoHandles(t *testing.T) {
 	schema := newSchema(t)
 	a, b := openRepo(t, schema), openRepo(t, schema)
-	r1, err := a.Save(t.Context(), "k", lease.Snapshot{Generation: 1}, 0)
+	r1, err := a.Save(t.Context(), "k", snap(1), 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	r2, err := b.Save(t.Context(), "k", lease.Snapshot{Generation: 2}, r1)
+	r2, err := b.Save(t.Context(), "k", snap(2), r1)
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = a.Save(t.Context(), "k", lease.Snapshot{Generation: 3}, r1)
+	_, err = a.Save(t.Context(), "k", snap(3), r1)
 	var c *lease.RevisionConflictError
 	if !errors.As(err, &c) || c.Expected != r1 || c.Actual != r2 {
 		t.Fatalf("a stale save through a = %v, want a conflict %d/%d", err, r1, r2)

@@ -7,6 +7,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/rivus/collab/lease"
+	"github.com/rivus/collab/platform"
 )
 
 // Load reads key's row.
@@ -14,23 +15,36 @@ func (r *Repository) Load(ctx context.Context, key string) (lease.Record, bool, 
 	if err := begin(ctx, key); err != nil {
 		return lease.Record{}, false, err
 	}
+	return r.read(ctx, r.pool, r.q.load, "load", key)
+}
+
+// rowQuerier is a pool or a transaction.
+type rowQuerier interface {
+	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
+}
+
+// read runs query, load or loadForUpdate, for key's row, and decodes it.
+// A row that decode refuses is a *lease.RepositoryError of op wrapping a
+// *lease.CorruptRecordError.
+func (r *Repository) read(ctx context.Context, q rowQuerier, query, op, key string) (lease.Record, bool, error) {
 	var row storedRow
-	err := r.pool.QueryRow(ctx, r.q.load, key).Scan(&row.revision, &row.generation, &row.holder, &row.released, &row.renewedAt, &row.ttl)
+	err := q.QueryRow(ctx, query, key).Scan(&row.revision, &row.generation, &row.holder, &row.released, &row.renewedAt, &row.ttl)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return lease.Record{}, false, nil
 	}
 	if err != nil {
-		return lease.Record{}, false, fail(ctx, "load", key, err)
+		return lease.Record{}, false, fail(ctx, op, key, err)
 	}
 	rec, err := row.decode()
 	if err != nil {
-		return lease.Record{}, false, &lease.RepositoryError{Op: "load", Key: key, Err: &lease.CorruptRecordError{Key: key, Where: r.where, Err: err}}
+		return lease.Record{}, false, &lease.RepositoryError{Op: op, Key: key, Err: &lease.CorruptRecordError{Key: key, Where: r.where, Err: err}}
 	}
 	return rec, true, nil
 }
 
-// Save writes s over expected in one conditional statement; when it
-// writes nothing, a second statement reads the revision that conflicted.
+// Save writes s over expected in one conditional statement, which writes
+// only over a row it recognises as valid; when it writes nothing, settle
+// tells why.
 func (r *Repository) Save(ctx context.Context, key string, s lease.Snapshot, expected lease.Revision) (lease.Revision, error) {
 	if err := begin(ctx, key); err != nil {
 		return 0, err
@@ -39,7 +53,7 @@ func (r *Repository) Save(ctx context.Context, key string, s lease.Snapshot, exp
 	var rev int64
 	err := r.pool.QueryRow(ctx, query, args...).Scan(&rev)
 	if errors.Is(err, pgx.ErrNoRows) {
-		return 0, r.conflict(ctx, key, expected)
+		return r.settle(ctx, key, s, expected)
 	}
 	if err != nil {
 		return 0, fail(ctx, "save", key, err)
@@ -56,24 +70,76 @@ func (r *Repository) saveQuery(key string, s lease.Snapshot, expected lease.Revi
 	if expected == 0 {
 		return r.q.insert, []any{key, gen, holder, s.Released, renewed, ttl}
 	}
-	return r.q.update, []any{key, int64(expected), gen, holder, s.Released, renewed, ttl}
+	var parsed any // the holder, if it parses: a row holding it is checked by equality
+	if r.parses(holder) {
+		parsed = holder
+	}
+	return r.q.update, []any{key, int64(expected), gen, holder, s.Released, renewed, ttl, parsed}
 }
 
-// conflict reads key's stored revision after a save over expected wrote
-// nothing, and returns the *lease.RevisionConflictError.
-func (r *Repository) conflict(ctx context.Context, key string, expected lease.Revision) error {
-	var actual int64
-	err := r.pool.QueryRow(ctx, r.q.revision, key).Scan(&actual)
-	if err != nil && !errors.Is(err, pgx.ErrNoRows) {
-		return fail(ctx, "save", key, err)
+// parses reports whether platform.ParseIdentity accepts holder,
+// remembering the last holder it accepted: a repository mostly writes the
+// one of its own process.
+func (r *Repository) parses(holder string) bool {
+	if last := r.lastHolder.Load(); last != nil && *last == holder {
+		return true
 	}
-	return &lease.RevisionConflictError{Key: key, Expected: expected, Actual: lease.Revision(actual)}
+	if _, err := platform.ParseIdentity([]byte(holder)); err != nil {
+		return false
+	}
+	r.lastHolder.Store(&holder)
+	return true
+}
+
+// settle finishes a save of s over expected whose statement wrote
+// nothing, reading key's row: a row at another revision (or none) is a
+// *lease.RevisionConflictError, a row that Load refuses is its corrupt
+// record error, left as it is. A valid row at the expected revision that
+// the update's check did not recognise (written by another version, say)
+// is checked again and written over in a transaction.
+func (r *Repository) settle(ctx context.Context, key string, s lease.Snapshot, expected lease.Revision) (lease.Revision, error) {
+	rec, ok, err := r.read(ctx, r.pool, r.q.load, "save", key)
+	if err != nil {
+		return 0, err
+	}
+	if !ok || rec.Revision != expected {
+		return 0, &lease.RevisionConflictError{Key: key, Expected: expected, Actual: rec.Revision}
+	}
+	return r.overwrite(ctx, key, s, expected)
+}
+
+// overwrite writes s over expected in a transaction that locks key's
+// row, and decodes it before it writes.
+func (r *Repository) overwrite(ctx context.Context, key string, s lease.Snapshot, expected lease.Revision) (lease.Revision, error) {
+	var rev int64
+	var refused error // a conflict or a corrupt row: nothing written
+	err := pgx.BeginFunc(ctx, r.pool, func(tx pgx.Tx) error {
+		rec, ok, err := r.read(ctx, tx, r.q.loadForUpdate, "save", key)
+		switch {
+		case err != nil:
+			refused = err
+			return err
+		case !ok || rec.Revision != expected:
+			refused = &lease.RevisionConflictError{Key: key, Expected: expected, Actual: rec.Revision}
+			return refused
+		}
+		_, args := r.saveQuery(key, s, expected)
+		return tx.QueryRow(ctx, r.q.overwrite, args[:7]...).Scan(&rev)
+	})
+	switch {
+	case refused != nil:
+		return 0, refused
+	case err != nil:
+		return 0, fail(ctx, "save", key, err)
+	}
+	return lease.Revision(rev), nil
 }
 
 // SaveBatch sends the statements of all writes in one pipeline, which
-// the server runs as one implicit transaction: a conflict or invalid key
-// fails its write only, a storage failure rolls back and fails them all.
-// The revisions of conflicting keys are read afterwards.
+// the server runs as one implicit transaction: a conflict, an invalid key
+// or a corrupt row fails its write only, a storage failure rolls back and
+// fails them all. The writes that wrote nothing are settled afterwards,
+// one by one, in order.
 func (r *Repository) SaveBatch(ctx context.Context, writes []lease.Write) ([]lease.Revision, []error) {
 	revs, errs := make([]lease.Revision, len(writes)), make([]error, len(writes))
 	if ctx.Err() != nil {
@@ -99,19 +165,19 @@ func (r *Repository) SaveBatch(ctx context.Context, writes []lease.Write) ([]lea
 		return revs, errs
 	}
 	for _, i := range sent {
-		if errs[i] != nil { // no row written: a conflict
-			errs[i] = r.conflict(ctx, writes[i].Key, writes[i].Expected)
+		if errs[i] != nil { // no row written
+			revs[i], errs[i] = r.settle(ctx, writes[i].Key, writes[i].Snapshot, writes[i].Expected)
 		}
 	}
 	return revs, errs
 }
 
-// errNoRow marks a write of a batch that wrote no row, until its
-// conflict is read.
+// errNoRow marks a write of a batch that wrote no row, until it is
+// settled.
 var errNoRow = errors.New("no row written")
 
 // runBatch sends batch and reads one result per statement into revs and
-// errs (errNoRow for a conflict). It returns a storage failure of the
+// errs (errNoRow for no row written). It returns a storage failure of the
 // batch as a whole.
 func (r *Repository) runBatch(ctx context.Context, batch *pgx.Batch, sent []int, revs []lease.Revision, errs []error) error {
 	br := r.pool.SendBatch(ctx, batch)

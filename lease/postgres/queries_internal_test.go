@@ -1,0 +1,147 @@
+package postgres
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/rivus/collab/platform"
+)
+
+// TestStoredRowIsValidImpliesDecode: the update's check on the stored
+// row accepts only rows that decode accepts (else an update could write
+// over a row that Load reports as corrupt), and accepts the rows this
+// package writes (else every save would take the slow path). The server
+// evaluates it on thousands of holders and times: the forms Marshal and
+// Format write, and random mutations of them.
+func TestStoredRowIsValidImpliesDecode(t *testing.T) {
+	url := os.Getenv("COLLAB_TEST_POSTGRES_URL")
+	if url == "" {
+		t.Skip("COLLAB_TEST_POSTGRES_URL is not set")
+	}
+	conn, err := pgx.Connect(t.Context(), url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(context.Background())
+	rng := rand.New(rand.NewPCG(1, 2))
+
+	var written []platform.Identity
+	for _, host := range []string{"", "h", "ünï", `q"uote\back/slash`, "ctl\x01\n\t", "<&>", "\u2028", "bad \xff utf-8", strings.Repeat("h", 1000)} {
+		for _, pid := range []int{1, 42, 999_999_999} {
+			for _, ns := range []uint64{0, 4026531836, 1e19 - 1, 1<<64 - 1} {
+				written = append(written, platform.Identity{Host: host, BootID: "0f4c2b7e-5a1d", PID: pid, StartTime: uint64(rng.Int64N(1<<62)) + 1, PIDNamespace: ns})
+			}
+		}
+	}
+	var holders []string
+	canonical := map[string]bool{}
+	for _, id := range written {
+		h := string(id.Marshal())
+		holders = append(holders, h)
+		// Marshal of a valid identity, of at most 1024 characters and
+		// numbers of at most 19 digits: the check must accept it. (It
+		// may refuse DEL, a control character to the server.)
+		canonical[h] = len([]rune(h)) <= 1024 && !strings.ContainsRune(h, 0x7f) && id.StartTime < 1e19 && id.PIDNamespace < 1e19
+		for range 40 {
+			holders = append(holders, mutate(rng, h, `{}":,\-0123456789 ubtnx`+"\x01"))
+		}
+	}
+	holders = append(holders, "", "{}", "null", `{"host":"h","bootId":"b","pid":7,"startTime":9}`+"\n",
+		`{"host":"h","bootId":"b","pid":7,"startTime":9,"pidNamespace":0}`, `{"host":"h","bootId":"\u0000","pid":7,"startTime":9}`,
+		`{"host":"h","bootId":"b","pid":7,"startTime":9} `, strings.Repeat(`{"host":"`, 500))
+
+	var times []string
+	timesCanonical := map[string]bool{}
+	for range 3000 {
+		tm := time.Date(rng.IntN(10000), time.Month(1+rng.IntN(12)), 1+rng.IntN(31), rng.IntN(24), rng.IntN(60), rng.IntN(60), rng.IntN(1e9), time.FixedZone("", (rng.IntN(48)-24)*1800))
+		if tm.Year() > 9999 {
+			continue
+		}
+		s := tm.Format(time.RFC3339Nano)
+		times = append(times, s)
+		timesCanonical[s] = true
+		times = append(times, mutate(rng, s, "0123456789-:TZ.,+ "))
+	}
+	times = append(times, "2000-02-29T00:00:00Z", "2024-02-29T00:00:00Z", "1900-02-29T00:00:00Z", "2023-02-29T00:00:00Z", "0000-02-29T00:00:00Z",
+		"2026-04-31T00:00:00Z", "2026-12-31T23:59:59.999999999-23:59", "2026-01-01T00:00:60Z", "2026-01-01T00:00:00+24:00")
+
+	validHolder, validTime := `{"host":"h","bootId":"b","pid":7,"startTime":9}`, "2026-01-01T00:00:00Z"
+	check := func(what string, holders, times []string, isCanonical map[string]bool) {
+		// $8, the holder written, is NULL: the regular expressions decide.
+		check := strings.ReplaceAll(storedRowIsValid, "$8", "$3::text")
+		rows, err := conn.Query(t.Context(), "SELECT holder, renewed_at, "+check+
+			" FROM unnest($1::text[], $2::text[]) AS v(holder, renewed_at), (VALUES (1::bigint, 1::bigint)) AS c(generation, ttl_ns)", holders, times, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		accepted := 0
+		for rows.Next() {
+			var h, tm string
+			var checked *bool // NULL, as WHERE reads it, is false
+			if err := rows.Scan(&h, &tm, &checked); err != nil {
+				t.Fatal(err)
+			}
+			ok := checked != nil && *checked
+			_, derr := storedRow{revision: 1, generation: 1, ttl: 1, holder: h, renewedAt: tm}.decode()
+			if ok && derr != nil {
+				t.Errorf("the check accepts %s %q, which decode refuses: %v", what, pick(what, h, tm), derr)
+			}
+			if !ok && isCanonical[pick(what, h, tm)] {
+				t.Errorf("the check refuses %s %q, as this package writes it", what, pick(what, h, tm))
+			}
+			if ok {
+				accepted++
+			}
+		}
+		if err := rows.Err(); err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("%s: the check accepts %d of %d", what, accepted, len(holders))
+	}
+	check("holder", holders, repeat(validTime, len(holders)), canonical)
+	check("renewed_at", repeat(validHolder, len(times)), times, timesCanonical)
+}
+
+func pick(what, holder, renewedAt string) string {
+	if what == "holder" {
+		return holder
+	}
+	return renewedAt
+}
+
+func repeat(s string, n int) []string {
+	out := make([]string, n)
+	for i := range out {
+		out[i] = s
+	}
+	return out
+}
+
+// mutate changes s at one or two random places: a byte deleted, replaced
+// or inserted from alphabet. It keeps s valid UTF-8, as text columns are.
+func mutate(rng *rand.Rand, s, alphabet string) string {
+	b := []byte(s)
+	for range 1 + rng.IntN(2) {
+		i := rng.IntN(len(b) + 1)
+		c := alphabet[rng.IntN(len(alphabet))]
+		switch op := rng.IntN(3); {
+		case op == 0 && i < len(b):
+			b = append(b[:i:i], b[i+1:]...)
+		case op == 1 && i < len(b):
+			b[i] = c
+		default:
+			b = append(b[:i:i], append([]byte{c}, b[i:]...)...)
+		}
+	}
+	out := strings.ToValidUTF8(string(b), "?")
+	if strings.ContainsRune(out, 0) {
+		panic(fmt.Sprintf("NUL in %q", out))
+	}
+	return out
+}

@@ -1,0 +1,122 @@
+package lease
+
+import (
+	"database/sql"
+	"math/rand/v2"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/rivus/collab/platform"
+)
+
+// TestSQLiteRowIsValidImpliesDecode: the check of updateChecked accepts
+// only rows that decodeRow accepts (else a save could write over a row
+// that Load reports as corrupt), and accepts the rows a holder renews
+// (else every renewal would read and decode its row). SQLite evaluates it
+// on thousands of rows: the times Format writes, random mutations of
+// them, and values out of range.
+func TestSQLiteRowIsValidImpliesDecode(t *testing.T) {
+	r, err := OpenSQLiteRepository(platform.OS(), filepath.Join(t.TempDir(), "leases.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	holder := string(platform.Identity{Host: "h", BootID: "b", PID: 7, StartTime: 9}.Marshal())
+	rng := rand.New(rand.NewPCG(3, 4))
+	type row struct {
+		gen, ttl  int64
+		holder    string
+		renewedAt string
+		canonical bool // as a holder writes it: the check must accept it
+	}
+	var rows []row
+	for range 5000 {
+		tm := time.Date(rng.IntN(10000), time.Month(1+rng.IntN(12)), 1+rng.IntN(31), rng.IntN(24), rng.IntN(60), rng.IntN(60),
+			[]int{0, rng.IntN(1e9), rng.IntN(1000) * 1e6}[rng.IntN(3)], time.FixedZone("", (rng.IntN(48)-24)*1800))
+		if tm.Year() > 9999 {
+			continue
+		}
+		s := tm.Format(time.RFC3339Nano)
+		rows = append(rows, row{1, 1, holder, s, true}, row{1, 1, holder, sqliteMutate(rng, s), false})
+	}
+	for _, s := range []string{"2000-02-29T00:00:00Z", "2024-02-29T00:00:00Z", "1900-02-29T00:00:00Z", "2023-02-29T00:00:00Z",
+		"2026-04-31T00:00:00Z", "2026-12-31T23:59:59.999999999-23:59", "2026-01-01T00:00:60Z", "2026-01-01T00:00:00+24:00",
+		"2026-01-01T00:00:00.Z", "2026-01-01T00:00:00.1234567891Z", "2026-01-01T00:00:00,5Z", "2026-01-01T00:00:00z", "2026-01-01t00:00:00Z",
+		"2026-01-01T00:00:00+02:00 ", " 2026-01-01T00:00:00Z", "2026-01-01T00:00:00+0200", "2026-01-01T00:00:00.5+02:00x", ""} {
+		rows = append(rows, row{1, 1, holder, s, false})
+	}
+	valid := "2026-01-01T00:00:00Z"
+	rows = append(rows, row{0, 1, holder, valid, false}, row{1, 0, holder, valid, false}, row{1, -1, holder, valid, false},
+		row{-1, 1, holder, valid, true}, row{1, 1, holder + " ", valid, false}, row{1, 1, strings.Replace(holder, `"pid":7`, `"pid":-7`, 1), valid, false})
+
+	tx, err := r.db.Begin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = tx.Rollback() }()
+	for i, w := range rows {
+		if _, err := tx.Exec(insertLease, key(i), 1, w.gen, w.holder, false, w.renewedAt, w.ttl); err != nil {
+			t.Fatal(err)
+		}
+	}
+	res, err := tx.Query(`SELECT key, revision, generation, holder, released, renewed_at, ttl_ns, `+sqliteRowIsValid+` FROM leases`,
+		nil, nil, holder, nil, nil, nil, nil, nil, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Close()
+	accepted, n := 0, 0
+	for res.Next() {
+		var k string
+		var cols [6]any
+		var checked sql.NullBool // NULL, as WHERE reads it, is false
+		if err := res.Scan(&k, &cols[0], &cols[1], &cols[2], &cols[3], &cols[4], &cols[5], &checked); err != nil {
+			t.Fatal(err)
+		}
+		ok := checked.Valid && checked.Bool
+		n++
+		w := rows[index(k)]
+		_, derr := decodeRow(cols)
+		switch {
+		case ok && derr != nil:
+			t.Errorf("the check accepts %+v, which decodeRow refuses: %v", w, derr)
+		case !ok && w.canonical:
+			t.Errorf("the check refuses %+v, as a holder writes it", w)
+		}
+		if ok {
+			accepted++
+		}
+	}
+	if err := res.Err(); err != nil {
+		t.Fatal(err)
+	}
+	if n != len(rows) {
+		t.Fatalf("read %d rows of %d", n, len(rows))
+	}
+	t.Logf("the check accepts %d of %d rows", accepted, n)
+}
+
+func key(i int) string { return string(rune('a'+i%26)) + strings.Repeat("x", i/26) }
+
+func index(k string) int { return int(k[0]-'a') + 26*(len(k)-1) }
+
+// sqliteMutate changes s at one or two random places.
+func sqliteMutate(rng *rand.Rand, s string) string {
+	const alphabet = "0123456789-:TZ.,+ tz"
+	b := []byte(s)
+	for range 1 + rng.IntN(2) {
+		i := rng.IntN(len(b) + 1)
+		c := alphabet[rng.IntN(len(alphabet))]
+		switch op := rng.IntN(3); {
+		case op == 0 && i < len(b):
+			b = append(b[:i:i], b[i+1:]...)
+		case op == 1 && i < len(b):
+			b[i] = c
+		default:
+			b = append(b[:i:i], append([]byte{c}, b[i:]...)...)
+		}
+	}
+	return string(b)
+}
