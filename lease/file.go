@@ -79,7 +79,7 @@ func (r *FileRepository) Load(ctx context.Context, key string) (Record, bool, er
 // Save compares and writes under key's lock file: it reads the record,
 // compares its revision, and replaces the file atomically.
 func (r *FileRepository) Save(ctx context.Context, key string, s Snapshot, expected Revision) (Revision, error) {
-	if err := begin(ctx, key); err != nil {
+	if err := beginSave(ctx, key, s); err != nil {
 		return 0, err
 	}
 	unlock, err := lockKeyFile(ctx, r.fs, r.clock, &r.locks, r.locksDir, lockSuffix, "save", key)

@@ -289,7 +289,7 @@ func FuzzFileRecord(f *testing.F) {
 			if !errors.Is(err, lease.ErrCorruptRecord) {
 				t.Fatalf("Load = %v, want a corrupt record", err)
 			}
-			if _, err := r.Save(t.Context(), "task:42", lease.Snapshot{}, 0); !errors.Is(err, lease.ErrCorruptRecord) {
+			if _, err := r.Save(t.Context(), "task:42", lease.Snapshot{Generation: 1, Holder: stranger, TTL: time.Second}, 0); !errors.Is(err, lease.ErrCorruptRecord) {
 				t.Fatalf("Save over a corrupt record = %v", err)
 			}
 			if data, _ := os.ReadFile(path); !bytes.Equal(data, content) {

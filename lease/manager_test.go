@@ -224,7 +224,7 @@ func TestErrorsTyped(t *testing.T) {
 	if !errors.As(wrap(err), &held) || !strings.Contains(err.Error(), holderID.String()) {
 		t.Errorf("HeldError: %v", err)
 	}
-	_, err = repo.Save(t.Context(), "k", lease.Snapshot{TTL: ttl}, 0)
+	_, err = repo.Save(t.Context(), "k", lease.Snapshot{Generation: 1, Holder: stranger, TTL: ttl}, 0)
 	var conflict *lease.RevisionConflictError
 	if !errors.As(wrap(err), &conflict) || !errors.Is(wrap(err), lease.ErrRevisionConflict) {
 		t.Errorf("RevisionConflictError: %v", err)
@@ -570,7 +570,7 @@ func TestManagerForgetsKeys(t *testing.T) {
 	before = heap()
 	probe := lease.NewMemoryRepository()
 	for i := range keys {
-		s := lease.Snapshot{Generation: 1, Released: true, TTL: ttl}
+		s := lease.Snapshot{Generation: 1, Holder: stranger, Released: true, TTL: ttl}
 		if _, err := probe.Save(t.Context(), fmt.Sprintf("key-%07d", i), s, 0); err != nil {
 			t.Fatal(err)
 		}

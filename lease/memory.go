@@ -37,7 +37,7 @@ func (m *MemoryRepository) Load(ctx context.Context, key string) (Record, bool, 
 
 // Save writes s over expected.
 func (m *MemoryRepository) Save(ctx context.Context, key string, s Snapshot, expected Revision) (Revision, error) {
-	if err := begin(ctx, key); err != nil {
+	if err := beginSave(ctx, key, s); err != nil {
 		return 0, err
 	}
 	m.mu.Lock()
@@ -56,7 +56,7 @@ func (m *MemoryRepository) SaveBatch(ctx context.Context, writes []Write) ([]Rev
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	for i, w := range writes {
-		if errs[i] = ValidateKey(w.Key); errs[i] == nil {
+		if errs[i] = w.Validate(); errs[i] == nil {
 			revs[i], errs[i] = m.saveLocked(w.Key, w.Snapshot, w.Expected)
 		}
 	}

@@ -15,7 +15,7 @@ func TestMemoryRepository(t *testing.T) {
 // clock only, as the persistent repositories do.
 func TestMemoryRepositoryStripsMonotonic(t *testing.T) {
 	r := lease.NewMemoryRepository()
-	s := lease.Snapshot{Generation: 1, RenewedAt: timeNow(), TTL: 1}
+	s := lease.Snapshot{Generation: 1, Holder: stranger, RenewedAt: timeNow(), TTL: 1}
 	if _, err := r.Save(t.Context(), "k", s, 0); err != nil {
 		t.Fatal(err)
 	}

@@ -64,6 +64,17 @@ type Write struct {
 	Expected Revision
 }
 
+// Validate reports what makes w unfit to save: its key (a *KeyError) or
+// its snapshot (a *SnapshotFieldError, see Snapshot.Validate). Every
+// repository of this module checks each write with it before it touches
+// storage, so that it never writes a record that a read would refuse.
+func (w Write) Validate() error {
+	if err := ValidateKey(w.Key); err != nil {
+		return err
+	}
+	return w.Snapshot.Validate()
+}
+
 // MaxKeyLen is the longest key, in bytes.
 const MaxKeyLen = 256
 
@@ -98,6 +109,15 @@ func begin(ctx context.Context, key string) error {
 		return context.Cause(ctx)
 	}
 	return nil
+}
+
+// beginSave checks what every Save checks first: the write, then the
+// context.
+func beginSave(ctx context.Context, key string, snap Snapshot) error {
+	if err := (Write{Key: key, Snapshot: snap}).Validate(); err != nil {
+		return err
+	}
+	return begin(ctx, key)
 }
 
 // FenceWatcher is implemented by repositories whose fence can be lost

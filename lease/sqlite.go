@@ -236,7 +236,7 @@ func (r *SQLiteRepository) corrupt(op, key string, err error) error {
 
 // Save compares and writes in one BEGIN IMMEDIATE transaction.
 func (r *SQLiteRepository) Save(ctx context.Context, key string, s Snapshot, expected Revision) (Revision, error) {
-	if err := begin(ctx, key); err != nil {
+	if err := beginSave(ctx, key, s); err != nil {
 		return 0, err
 	}
 	var rev Revision
@@ -263,7 +263,7 @@ func (r *SQLiteRepository) SaveBatch(ctx context.Context, writes []Write) ([]Rev
 		stmts := &txStatements{r: r, tx: tx}
 		defer stmts.close()
 		for i, w := range writes {
-			if errs[i] = ValidateKey(w.Key); errs[i] != nil {
+			if errs[i] = w.Validate(); errs[i] != nil {
 				continue
 			}
 			revs[i], errs[i] = r.saveTx(ctx, stmts, w.Key, w.Snapshot, w.Expected)

@@ -24,7 +24,8 @@ import (
 //
 // It checks loading and creating, compare-and-swap on revisions (also by
 // 16 goroutines at once), tombstones, keys that are hard to store (slash,
-// "..", unicode, 256 bytes) and keys that are invalid, contexts that have
+// "..", unicode, 256 bytes) and keys and snapshots that are invalid (a
+// save of one fails and writes nothing), contexts that have
 // ended, fences (exclusion, cancelled waits, idempotent unlock), and, if
 // the repository implements lease.BatchSaver, batches.
 func Run(t *testing.T, open func(t *testing.T) lease.Repository) {
@@ -39,6 +40,7 @@ func Run(t *testing.T, open func(t *testing.T) lease.Repository) {
 		{"ManyKeysIndependent", testManyKeysIndependent},
 		{"AwkwardKeys", testAwkwardKeys},
 		{"InvalidKeys", testInvalidKeys},
+		{"InvalidSnapshots", testInvalidSnapshots},
 		{"EndedContext", testEndedContext},
 		{"ConcurrentSavesOneWins", testConcurrentSavesOneWins},
 		{"FenceExcludes", testFenceExcludes},

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/rivus/collab/lease"
 )
@@ -214,4 +215,56 @@ func raceSaves(t *testing.T, r lease.Repository, key string, expected lease.Revi
 		wantConflict(t, err, key, expected, win.rev)
 	}
 	wantRecord(t, r, key, snapshot(win.gen), win.rev)
+}
+
+// invalidSnapshots are snapshots no lease record holds, each with the
+// field it breaks.
+func invalidSnapshots() []fieldCase {
+	noGen, noHolder, negTTL, noTTL := snapshot(1), snapshot(1), snapshot(1), snapshot(1)
+	noGen.Generation = 0
+	noHolder.Holder.PID = -7
+	negTTL.TTL = -time.Second
+	noTTL.TTL = 0
+	return []fieldCase{{"generation", noGen}, {"holder", noHolder}, {"ttl", negTTL}, {"ttl", noTTL}}
+}
+
+type fieldCase struct {
+	field string
+	snap  lease.Snapshot
+}
+
+// testInvalidSnapshots: a save of a snapshot that no record holds fails
+// with a *lease.SnapshotFieldError naming the field, and writes nothing,
+// alone or in a batch, where the other writes go through.
+func testInvalidSnapshots(t *testing.T, r lease.Repository) {
+	good := snapshot(1)
+	rev := mustSave(t, r, "held", good, 0)
+	for i, c := range invalidSnapshots() {
+		_, err := r.Save(t.Context(), "new", c.snap, 0)
+		wantFieldError(t, "Save of a new record", err, c.field)
+		wantNoRecord(t, r, "new")
+		_, err = r.Save(t.Context(), "held", c.snap, rev)
+		wantFieldError(t, "Save over a record", err, c.field)
+		wantRecord(t, r, "held", good, rev)
+		b, ok := r.(lease.BatchSaver)
+		if !ok {
+			continue
+		}
+		other := fmt.Sprintf("other-%d", i)
+		revs, errs := b.SaveBatch(t.Context(), []lease.Write{{Key: "new", Snapshot: c.snap}, {Key: other, Snapshot: good}})
+		wantFieldError(t, "SaveBatch", errs[0], c.field)
+		if errs[1] != nil {
+			t.Fatalf("SaveBatch: the valid write beside an invalid one failed: %v", errs[1])
+		}
+		wantNoRecord(t, r, "new")
+		wantRecord(t, r, other, good, revs[1])
+	}
+}
+
+func wantFieldError(t *testing.T, call string, err error, field string) {
+	t.Helper()
+	var fe *lease.SnapshotFieldError
+	if !errors.As(err, &fe) || fe.Field != field {
+		t.Fatalf("%s of a snapshot with a bad %s = %v, want a *lease.SnapshotFieldError of that field", call, field, err)
+	}
 }

@@ -46,6 +46,9 @@ func (r *Repository) read(ctx context.Context, q rowQuerier, query, op, key stri
 // only over a row it recognises as valid; when it writes nothing, settle
 // tells why.
 func (r *Repository) Save(ctx context.Context, key string, s lease.Snapshot, expected lease.Revision) (lease.Revision, error) {
+	if err := (lease.Write{Key: key, Snapshot: s}).Validate(); err != nil {
+		return 0, err
+	}
 	if err := begin(ctx, key); err != nil {
 		return 0, err
 	}
@@ -149,7 +152,7 @@ func (r *Repository) SaveBatch(ctx context.Context, writes []lease.Write) ([]lea
 	var batch pgx.Batch
 	var sent []int // the index of the write of each queued statement
 	for i, w := range writes {
-		if errs[i] = lease.ValidateKey(w.Key); errs[i] != nil {
+		if errs[i] = w.Validate(); errs[i] != nil {
 			continue
 		}
 		query, args := r.saveQuery(w.Key, w.Snapshot, w.Expected)
