@@ -51,8 +51,8 @@ func (e *RepositoryError) Error() string {
 func (e *RepositoryError) Unwrap() error { return e.Err }
 
 // CorruptRecordError reports a stored record that cannot be decoded, or
-// that holds a value no lease record can (see Snapshot.Validate; Err is
-// then a *SnapshotFieldError). The record is left as it is for a person
+// that holds a value no lease record can (see Snapshot.Validate; Err then
+// wraps a *SnapshotFieldError). The record is left as it is for a person
 // to inspect; only its key fails, in Load and in Save alike.
 type CorruptRecordError struct {
 	Key   string
@@ -73,7 +73,7 @@ func (e *CorruptRecordError) Is(target error) bool { return target == ErrCorrupt
 // can hold. A repository that reads one wraps it in a
 // *CorruptRecordError.
 type SnapshotFieldError struct {
-	Field string // "generation", "holder" or "ttl"
+	Field string // "generation", "holder", "ttl" or "renewedAt"
 	Err   error  // what is wrong with it
 }
 

@@ -102,10 +102,12 @@ func (s *Snapshot) UnmarshalJSON(data []byte) error {
 // Validate reports the first field of s that no lease record holds, as
 // a *SnapshotFieldError: generation 0 (acquisitions start at 1), a holder
 // that is not a valid process identity (platform.Identity.Validate), or a
-// TTL that is not positive. A tombstone (Released) holds the same: the
-// last holder, its generation and its TTL. RenewedAt is for people and
-// not checked. Repositories check every record they read with it, and
-// report a failure as a *CorruptRecordError.
+// TTL that is not positive, or a RenewedAt that RFC 3339 cannot write (a
+// year outside 0 to 9999, a zone offset of a day or more). A tombstone
+// (Released) holds the same: the last holder, its generation and its TTL.
+// Repositories check every record they read with it, and report a
+// failure as a *CorruptRecordError; they check every snapshot they are
+// asked to save with it too.
 func (s Snapshot) Validate() error {
 	if s.Generation == 0 {
 		return &SnapshotFieldError{Field: "generation", Err: errors.New("0 is not a generation (acquisitions start at 1)")}
@@ -115,6 +117,12 @@ func (s Snapshot) Validate() error {
 	}
 	if s.TTL <= 0 {
 		return &SnapshotFieldError{Field: "ttl", Err: fmt.Errorf("%v is not positive", s.TTL)}
+	}
+	if y := s.RenewedAt.Year(); y < 0 || y > 9999 {
+		return &SnapshotFieldError{Field: "renewedAt", Err: fmt.Errorf("year %d is outside 0 to 9999", y)}
+	}
+	if _, off := s.RenewedAt.Zone(); off <= -24*3600 || off >= 24*3600 {
+		return &SnapshotFieldError{Field: "renewedAt", Err: fmt.Errorf("zone offset %v is a day or more", time.Duration(off)*time.Second)}
 	}
 	return nil
 }

@@ -82,6 +82,9 @@ var sqliteRowIsValid = `?9 AND holder = ?3 AND revision > 0` +
 	` AND typeof(generation) = 'integer' AND generation <> 0 AND typeof(ttl_ns) = 'integer' AND ttl_ns > 0` +
 	` AND typeof(released) = 'integer' AND released IN (0, 1)` +
 	` AND typeof(renewed_at) = 'text'` +
+	// Text functions stop at a NUL: as many bytes as characters rules one
+	// out (and anything but ASCII, which the form below never holds).
+	` AND length(CAST(renewed_at AS BLOB)) = length(renewed_at)` +
 	` AND renewed_at GLOB '[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]T[0-9][0-9]:[0-5][0-9]:[0-5][0-9]*'` +
 	` AND date(substr(renewed_at, 1, 10)) = substr(renewed_at, 1, 10) AND substr(renewed_at, 12, 2) <= '23'` +
 	// The zone follows the seconds, or their fraction of 1 to 9 digits.

@@ -104,7 +104,7 @@ func index(k string) int { return int(k[0]-'a') + 26*(len(k)-1) }
 
 // sqliteMutate changes s at one or two random places.
 func sqliteMutate(rng *rand.Rand, s string) string {
-	const alphabet = "0123456789-:TZ.,+ tz"
+	const alphabet = "0123456789-:TZ.,+ tz\x00"
 	b := []byte(s)
 	for range 1 + rng.IntN(2) {
 		i := rng.IntN(len(b) + 1)

@@ -88,11 +88,24 @@ func ParseIdentity(data []byte) (Identity, error) {
 	return id, nil
 }
 
-// Validate reports the first field that makes id unusable for judging.
+// The longest host name and boot id an identity holds: a host name has
+// at most 255 bytes (DNS), a boot id is a UUID. They bound the JSON form,
+// so that every valid identity is one ParseIdentity reads back.
+const (
+	maxHostLen   = 255
+	maxBootIDLen = 128
+)
+
+// Validate reports the first field that makes id unusable for judging,
+// or too long to store.
 func (id Identity) Validate() error {
 	switch {
+	case len(id.Host) > maxHostLen:
+		return &IdentityError{Field: "host", Reason: fmt.Sprintf("%d bytes, more than %d", len(id.Host), maxHostLen)}
 	case id.BootID == "":
 		return &IdentityError{Field: "bootId", Reason: "missing"}
+	case len(id.BootID) > maxBootIDLen:
+		return &IdentityError{Field: "bootId", Reason: fmt.Sprintf("%d bytes, more than %d", len(id.BootID), maxBootIDLen)}
 	case id.PID <= 0 || id.PID > maxPID:
 		return &IdentityError{Field: "pid", Reason: fmt.Sprintf("%d is not a process id", id.PID)}
 	case id.StartTime == 0:

@@ -173,6 +173,22 @@ func TestIdentityValidate(t *testing.T) {
 	if err := noHost.Validate(); err != nil {
 		t.Errorf("the host is for people to read; Validate without it = %v", err)
 	}
+	// The longest host and boot id still marshal to a form ParseIdentity
+	// reads back, even with every byte escaped; one byte more is refused.
+	longest := sampleIdentity
+	longest.Host, longest.BootID = strings.Repeat("\x01", maxHostLen), strings.Repeat("\x01", maxBootIDLen)
+	if got, err := ParseIdentity(longest.Marshal()); err != nil || got != longest {
+		t.Errorf("the longest identity does not round-trip: %v", err)
+	}
+	for field, id := range map[string]Identity{
+		"host":   {Host: longest.Host + "h", BootID: "b", PID: 1, StartTime: 1},
+		"bootId": {BootID: longest.BootID + "b", PID: 1, StartTime: 1},
+	} {
+		var ie *IdentityError
+		if err := id.Validate(); !errors.As(err, &ie) || ie.Field != field {
+			t.Errorf("Validate with a %s one byte too long = %v, want an *IdentityError of it", field, err)
+		}
+	}
 }
 
 func TestSameProcessTable(t *testing.T) {

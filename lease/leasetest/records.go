@@ -220,12 +220,17 @@ func raceSaves(t *testing.T, r lease.Repository, key string, expected lease.Revi
 // invalidSnapshots are snapshots no lease record holds, each with the
 // field it breaks.
 func invalidSnapshots() []fieldCase {
-	noGen, noHolder, negTTL, noTTL := snapshot(1), snapshot(1), snapshot(1), snapshot(1)
+	noGen, noHolder, longHost, negTTL, noTTL := snapshot(1), snapshot(1), snapshot(1), snapshot(1), snapshot(1)
 	noGen.Generation = 0
 	noHolder.Holder.PID = -7
+	longHost.Holder.Host = strings.Repeat("h", 5000)
 	negTTL.TTL = -time.Second
 	noTTL.TTL = 0
-	return []fieldCase{{"generation", noGen}, {"holder", noHolder}, {"ttl", negTTL}, {"ttl", noTTL}}
+	farYear, dayZone := snapshot(1), snapshot(1)
+	farYear.RenewedAt = time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC)
+	dayZone.RenewedAt = time.Date(2026, 1, 1, 0, 0, 0, 0, time.FixedZone("far", 24*3600))
+	return []fieldCase{{"generation", noGen}, {"holder", noHolder}, {"holder", longHost}, {"ttl", negTTL}, {"ttl", noTTL},
+		{"renewedAt", farYear}, {"renewedAt", dayZone}}
 }
 
 type fieldCase struct {

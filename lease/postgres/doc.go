@@ -42,9 +42,11 @@
 // conflict is a *lease.RevisionConflictError, a corrupt row its
 // *lease.CorruptRecordError (the row is never written over), and a valid
 // row is written over in a transaction that locks and decodes it first.
-// SaveBatch sends the statements of all its writes in one pipeline, which
-// the server runs as one implicit transaction: the manager's heartbeat of
-// many leases costs one round trip.
+// SaveBatch runs the statements of all its writes in one transaction,
+// sent in one pipeline (with its begin and commit, three round trips for
+// the manager's heartbeat of any number of leases); a write over a valid
+// row in another form is settled in the same transaction, so that a
+// storage failure applies none of the batch.
 //
 // # Fences
 //

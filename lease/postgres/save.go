@@ -108,41 +108,59 @@ func (r *Repository) settle(ctx context.Context, key string, s lease.Snapshot, e
 	if !ok || rec.Revision != expected {
 		return 0, &lease.RevisionConflictError{Key: key, Expected: expected, Actual: rec.Revision}
 	}
-	return r.overwrite(ctx, key, s, expected)
-}
-
-// overwrite writes s over expected in a transaction that locks key's
-// row, and decodes it before it writes.
-func (r *Repository) overwrite(ctx context.Context, key string, s lease.Snapshot, expected lease.Revision) (lease.Revision, error) {
-	var rev int64
-	var refused error // a conflict or a corrupt row: nothing written
-	err := pgx.BeginFunc(ctx, r.pool, func(tx pgx.Tx) error {
-		rec, ok, err := r.read(ctx, tx, r.q.loadForUpdate, "save", key)
-		switch {
-		case err != nil:
-			refused = err
-			return err
-		case !ok || rec.Revision != expected:
-			refused = &lease.RevisionConflictError{Key: key, Expected: expected, Actual: rec.Revision}
-			return refused
-		}
-		_, args := r.saveQuery(key, s, expected)
-		return tx.QueryRow(ctx, r.q.overwrite, args[:7]...).Scan(&rev)
+	var (
+		rev     lease.Revision
+		refused error
+	)
+	err = pgx.BeginFunc(ctx, r.pool, func(tx pgx.Tx) error {
+		var err error
+		rev, refused, err = r.overwrite(ctx, tx, key, s, expected)
+		return errors.Join(refused, err) // either rolls back: nothing is written
 	})
 	switch {
 	case refused != nil:
 		return 0, refused
 	case err != nil:
-		return 0, fail(ctx, "save", key, err)
+		return 0, failOnce(ctx, "save", key, err)
 	}
-	return lease.Revision(rev), nil
+	return rev, nil
 }
 
-// SaveBatch sends the statements of all writes in one pipeline, which
-// the server runs as one implicit transaction: a conflict, an invalid key
-// or a corrupt row fails its write only, a storage failure rolls back and
-// fails them all. The writes that wrote nothing are settled afterwards,
-// one by one, in order.
+// overwrite writes s over expected in tx, after it locks and decodes
+// key's row. refused is a conflict or a corrupt row, for which nothing is
+// written; err is a failure of tx.
+func (r *Repository) overwrite(ctx context.Context, tx pgx.Tx, key string, s lease.Snapshot, expected lease.Revision) (rev lease.Revision, refused, err error) {
+	rec, ok, err := r.read(ctx, tx, r.q.loadForUpdate, "save", key)
+	switch {
+	case errors.Is(err, lease.ErrCorruptRecord):
+		return 0, err, nil
+	case err != nil:
+		return 0, nil, err
+	case !ok || rec.Revision != expected:
+		return 0, &lease.RevisionConflictError{Key: key, Expected: expected, Actual: rec.Revision}, nil
+	}
+	_, args := r.saveQuery(key, s, expected)
+	var v int64
+	if err := tx.QueryRow(ctx, r.q.overwrite, args[:7]...).Scan(&v); err != nil {
+		return 0, nil, err
+	}
+	return lease.Revision(v), nil, nil
+}
+
+// failOnce is fail, for an error that may already be its result.
+func failOnce(ctx context.Context, op, key string, err error) error {
+	var re *lease.RepositoryError
+	if errors.As(err, &re) || ctx.Err() != nil && errors.Is(err, context.Cause(ctx)) {
+		return err
+	}
+	return fail(ctx, op, key, err)
+}
+
+// SaveBatch runs the statements of all writes in one transaction, sent
+// in one pipeline: a conflict, an invalid key or a corrupt row fails its
+// write only, a storage failure rolls back and fails them all. A write
+// over a valid row that its statement did not recognise is checked and
+// written afterwards in the same transaction.
 func (r *Repository) SaveBatch(ctx context.Context, writes []lease.Write) ([]lease.Revision, []error) {
 	revs, errs := make([]lease.Revision, len(writes)), make([]error, len(writes))
 	if ctx.Err() != nil {
@@ -162,15 +180,25 @@ func (r *Repository) SaveBatch(ctx context.Context, writes []lease.Write) ([]lea
 	if len(sent) == 0 {
 		return revs, errs
 	}
-	if err := r.runBatch(ctx, &batch, sent, revs, errs); err != nil {
-		clear(revs)
-		fill(errs, err)
-		return revs, errs
-	}
-	for _, i := range sent {
-		if errs[i] != nil { // no row written
-			revs[i], errs[i] = r.settle(ctx, writes[i].Key, writes[i].Snapshot, writes[i].Expected)
+	err := pgx.BeginFunc(ctx, r.pool, func(tx pgx.Tx) error {
+		if err := r.runBatch(ctx, tx, &batch, sent, revs, errs); err != nil {
+			return err
 		}
+		for _, i := range sent {
+			if errs[i] != errNoRow {
+				continue
+			}
+			var err error
+			w := writes[i]
+			if revs[i], errs[i], err = r.overwrite(ctx, tx, w.Key, w.Snapshot, w.Expected); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		clear(revs)
+		fill(errs, failOnce(ctx, "save batch", "", err))
 	}
 	return revs, errs
 }
@@ -179,11 +207,11 @@ func (r *Repository) SaveBatch(ctx context.Context, writes []lease.Write) ([]lea
 // settled.
 var errNoRow = errors.New("no row written")
 
-// runBatch sends batch and reads one result per statement into revs and
+// runBatch sends batch in tx and reads one result per statement into revs and
 // errs (errNoRow for no row written). It returns a storage failure of the
 // batch as a whole.
-func (r *Repository) runBatch(ctx context.Context, batch *pgx.Batch, sent []int, revs []lease.Revision, errs []error) error {
-	br := r.pool.SendBatch(ctx, batch)
+func (r *Repository) runBatch(ctx context.Context, tx pgx.Tx, batch *pgx.Batch, sent []int, revs []lease.Revision, errs []error) error {
+	br := tx.SendBatch(ctx, batch)
 	for _, i := range sent {
 		var rev int64
 		err := br.QueryRow().Scan(&rev)
