@@ -65,18 +65,10 @@ func openWorker(a assignment) (*worker, error) {
 	var err error
 	switch a.Store {
 	case StoreSQLite:
-		// Workers starting together race to set the database up: retry.
 		var repo *lease.SQLiteRepository
-		err = retrying(func(context.Context) (err error) {
-			repo, err = lease.OpenSQLiteRepository(p, filepath.Join(a.Dir, leasesDB))
-			return err
-		})
-		if err == nil {
-			w.repo = repo // never a typed nil in the interface
-			var res *sqliteResource
-			if res, err = openSQLiteResource(p, a.Dir); err == nil {
-				w.res = res
-			}
+		var res *sqliteResource
+		if repo, res, err = openSQLiteStores(p, a.Dir); err == nil {
+			w.repo, w.res = repo, res // never a typed nil in the interfaces
 		}
 	case StorePostgres:
 		repo, res, perr := openPostgres(a)
@@ -213,6 +205,29 @@ func (w *worker) nap() {
 		d = w.a.TTL * time.Duration(1+w.rng.IntN(8)) / 10
 	}
 	time.Sleep(d)
+}
+
+// openSQLiteStores opens the run's lease database and resource. Workers
+// starting together race to set them up, and SQLite reports a switch to
+// WAL that meets another busy at once, without waiting: each is retried.
+func openSQLiteStores(p *platform.Platform, dir string) (*lease.SQLiteRepository, *sqliteResource, error) {
+	var repo *lease.SQLiteRepository
+	err := retrying(func(context.Context) (err error) {
+		repo, err = lease.OpenSQLiteRepository(p, filepath.Join(dir, leasesDB))
+		return err
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	var res *sqliteResource
+	err = retrying(func(context.Context) (err error) {
+		res, err = openSQLiteResource(p, dir)
+		return err
+	})
+	if err != nil {
+		return nil, nil, errors.Join(err, repo.Close())
+	}
+	return repo, res, nil
 }
 
 // retrying calls open until it succeeds or openRetry passes, each try
