@@ -59,7 +59,7 @@ func testPostgresURL(t *testing.T) string {
 		if os.Getenv("CI") == "true" {
 			t.Fatal("COLLAB_TEST_POSTGRES_URL is not set")
 		}
-		t.Skip("COLLAB_TEST_POSTGRES_URL is not set; start a server with scripts/pg-test-server.sh /tmp/collab-pg and set it to the URL printed")
+		t.Skip("COLLAB_TEST_POSTGRES_URL is not set; start a server with scripts/pg-test-server.sh DIR and set it to the URL printed")
 	}
 	return url
 }

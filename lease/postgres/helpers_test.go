@@ -34,7 +34,7 @@ func testURL(t testing.TB) string {
 		t.Fatal(urlEnv + " is not set")
 	}
 	t.Skip(urlEnv + " is not set; to run these tests, start a server with\n" +
-		"\tscripts/pg-test-server.sh /tmp/collab-pg\n" +
+		"\tscripts/pg-test-server.sh DIR\n" +
 		"and set " + urlEnv + " to the URL it prints")
 	return ""
 }
