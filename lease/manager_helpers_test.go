@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -460,20 +459,4 @@ func (r batchRepo) SaveBatch(ctx context.Context, writes []lease.Write) ([]lease
 		return make([]lease.Revision, len(writes)), errs
 	}
 	return r.Repository.(lease.BatchSaver).SaveBatch(ctx, writes)
-}
-
-// countingProcess is a process table that counts its calls.
-type countingProcess struct {
-	platform.Process
-	calls atomic.Int32
-}
-
-func (p *countingProcess) Self() (platform.Identity, error) {
-	p.calls.Add(1)
-	return p.Process.Self()
-}
-
-func (p *countingProcess) Judge(id platform.Identity) platform.Verdict {
-	p.calls.Add(1)
-	return p.Process.Judge(id)
 }

@@ -41,7 +41,7 @@ func TestNewManagerConfig(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			f := platformtest.New(t)
 			repo := newFaultRepo(lease.NewMemoryRepository(), f.Clock)
-			proc := &countingProcess{Process: f.Processes}
+			proc := &platformtest.CountingProcess{Process: f.Processes}
 			p := *f.Platform
 			p.Process = proc
 			cfg := lease.Config{TTL: ttl, Heartbeat: hb, Repository: repo, Platform: &p}
@@ -67,8 +67,8 @@ func TestNewManagerConfig(t *testing.T) {
 			if !strings.Contains(err.Error(), tt.field) {
 				t.Errorf("message %q does not name %s", err, tt.field)
 			}
-			if calls := repo.log(); len(calls) != 0 || proc.calls.Load() != 0 {
-				t.Errorf("invalid config: %d writes and %d process calls, want none", len(calls), proc.calls.Load())
+			if calls := repo.log(); len(calls) != 0 || proc.Calls() != 0 {
+				t.Errorf("invalid config: %d writes and %d process calls, want none", len(calls), proc.Calls())
 			}
 		})
 	}

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"sync"
-	"sync/atomic"
 	"testing"
 
 	"github.com/rivus/collab/platform"
@@ -127,17 +126,6 @@ func TestIsHeldThroughAnotherSQLiteValue(t *testing.T) {
 	}
 }
 
-// selfCounter counts the calls of Self.
-type selfCounter struct {
-	platform.Process
-	calls atomic.Int64
-}
-
-func (p *selfCounter) Self() (platform.Identity, error) {
-	p.calls.Add(1)
-	return p.Process.Self()
-}
-
 // TestIsHeldOneAttemptNoIdentity: with SQLite, each IsHeld makes one
 // attempt (one open, with no busy timeout) and never reads the process's
 // identity, whether the lock is held or free.
@@ -145,7 +133,7 @@ func TestIsHeldOneAttemptNoIdentity(t *testing.T) {
 	f := platformtest.New(t)
 	path := lockPath(f)
 	sqlite := newCountingSQLite()
-	self := &selfCounter{Process: f.Platform.Process}
+	self := &platformtest.CountingProcess{Process: f.Platform.Process}
 	p := *withSQLite(f, sqlite)
 	p.Process = self
 	l := mustAcquire(t, otherProcess(f, f.Processes.Start()), path)
@@ -163,7 +151,7 @@ func TestIsHeldOneAttemptNoIdentity(t *testing.T) {
 			t.Fatalf("after %d checks, opens with options %+v; want one open each, with no busy timeout", i+1, opts)
 		}
 	}
-	if n := self.calls.Load(); n != 0 {
+	if n := self.SelfCalls.Load(); n != 0 {
 		t.Fatalf("IsHeld read the process identity %d times", n)
 	}
 }
