@@ -2,12 +2,7 @@
 
 package fsm
 
-import (
-	"context"
-
-	"github.com/qmuntal/stateless"
-	"github.com/rivus/collab/policy"
-)
+import "github.com/rivus/collab/policy"
 
 // A compile error here means this file was generated for another version of package policy: run go generate.
 const _ = policy.SupportPackageIsVersion1
@@ -51,123 +46,6 @@ func (v LaneState) String() string {
 	return policy.FormatID(int(v), laneStateNames[:], "LaneState")
 }
 
-// LaneTrigger is an event the runtime fires at a Lane machine.
-type LaneTrigger policy.TriggerID
-
-// The triggers of the Lane machine, numbered in the order of family lane.
-const (
-	// Wake asks for an activation of the key (lanes.Wake).
-	LaneWake LaneTrigger = 0
-	// SlotGranted hands a freed slot to this lane, the one that has waited longest.
-	LaneSlotGranted LaneTrigger = 1
-	// ActivationEnded says the activation's function returned and OnExit ran for it.
-	LaneActivationEnded LaneTrigger = 2
-	// Timeout says the running activation has run longer than the turn timeout.
-	LaneTimeout LaneTrigger = 3
-	// Cancel asks to drop the key's owed wakes and stop its activation (lanes.Cancel).
-	LaneCancel LaneTrigger = 4
-	// Close closes the lanes: every lane gets it, and a lane created later gets it first.
-	LaneClose LaneTrigger = 5
-)
-
-var laneTriggerNames = [...]string{
-	"Wake",
-	"SlotGranted",
-	"ActivationEnded",
-	"Timeout",
-	"Cancel",
-	"Close",
-}
-
-// String returns the name the spec gives the value, or LaneTrigger(n) for a value it does not define.
-func (v LaneTrigger) String() string {
-	return policy.FormatID(int(v), laneTriggerNames[:], "LaneTrigger")
-}
-
-// LaneFacts is a set of the facts the runtime observed when it fired a trigger, one bit per fact.
-type LaneFacts policy.Facts
-
-// The bits of LaneFacts, numbered in the order of the family lane.
-const (
-	// slotFree: fewer activations than MaxConcurrent run and no lane waits in the queue.
-	LaneFactSlotFree LaneFacts = 1 << 0
-	// queueRoom: waiting lanes plus owed follow-ups are fewer than MaxQueued (always, without MaxQueued).
-	LaneFactQueueRoom LaneFacts = 1 << 1
-	// queueEmpty: no lane waits in the queue.
-	LaneFactQueueEmpty LaneFacts = 1 << 2
-)
-
-var laneFactNames = [...]string{
-	"slotFree",
-	"queueRoom",
-	"queueEmpty",
-}
-
-// Has reports whether every bit set in x is set in v.
-func (v LaneFacts) Has(x LaneFacts) bool { return v&x == x }
-
-// String returns the names of the bits set in v joined by "|", or "0".
-func (v LaneFacts) String() string {
-	return policy.FormatBits(uint64(v), laneFactNames[:], "LaneFacts")
-}
-
-// LaneOutputs is a set of the effects a step asks the runtime to carry out, one bit per output.
-type LaneOutputs policy.Outputs
-
-// The bits of LaneOutputs, numbered in the order of the family lane.
-const (
-	// dequeue removes the lane from the queue, giving back its queue place.
-	LaneOutputDequeue LaneOutputs = 1 << 0
-	// unreserve gives back the queue place that the owed follow-up held.
-	LaneOutputUnreserve LaneOutputs = 1 << 1
-	// interrupt cancels the running activation's context; it ends when its function returns.
-	LaneOutputInterrupt LaneOutputs = 1 << 2
-	// releaseSlot gives the activation's slot back; after the step the runtime grants free slots to the queue's head.
-	LaneOutputReleaseSlot LaneOutputs = 1 << 3
-	// reserve takes a queue place for the follow-up a running lane owes, without a position in line yet.
-	LaneOutputReserve LaneOutputs = 1 << 4
-	// enqueue puts the lane at the back of the queue, taking a queue place.
-	LaneOutputEnqueue LaneOutputs = 1 << 5
-	// start takes a slot and starts an activation of the key, with the turn timeout armed.
-	LaneOutputStart LaneOutputs = 1 << 6
-	// forget deletes the lane's entry from the runtime's map, so idle keys cost nothing.
-	LaneOutputForget LaneOutputs = 1 << 7
-	// reportInterrupted calls OnExit with Interrupted for an owed activation that is dropped before it starts.
-	LaneOutputReportInterrupted LaneOutputs = 1 << 8
-	// started: Wake returns Started.
-	LaneOutputStarted LaneOutputs = 1 << 9
-	// queued: Wake returns Queued.
-	LaneOutputQueued LaneOutputs = 1 << 10
-	// coalesced: Wake returns Coalesced.
-	LaneOutputCoalesced LaneOutputs = 1 << 11
-	// queueFull: Wake returns ErrQueueFull.
-	LaneOutputQueueFull LaneOutputs = 1 << 12
-)
-
-var laneOutputNames = [...]string{
-	"dequeue",
-	"unreserve",
-	"interrupt",
-	"releaseSlot",
-	"reserve",
-	"enqueue",
-	"start",
-	"forget",
-	"reportInterrupted",
-	"started",
-	"queued",
-	"coalesced",
-	"queueFull",
-}
-
-// Has reports whether every bit set in x is set in v.
-func (v LaneOutputs) Has(x LaneOutputs) bool { return v&x == x }
-
-// String returns the names of the bits set in v joined by "|", or "0".
-func (v LaneOutputs) String() string {
-	return policy.FormatBits(uint64(v), laneOutputNames[:], "LaneOutputs")
-}
-
 // An "invalid array index" compile error here means the constants changed: run go generate.
 func _() {
 	var x [1]struct{}
@@ -177,140 +55,140 @@ func _() {
 	_ = x[LaneRunningOwed-3]
 	_ = x[LaneCancelling-4]
 	_ = x[LaneClosed-5]
-	_ = x[LaneWake-0]
-	_ = x[LaneSlotGranted-1]
-	_ = x[LaneActivationEnded-2]
-	_ = x[LaneTimeout-3]
-	_ = x[LaneCancel-4]
-	_ = x[LaneClose-5]
-	_ = x[LaneFactSlotFree-1<<0]
-	_ = x[LaneFactQueueRoom-1<<1]
-	_ = x[LaneFactQueueEmpty-1<<2]
-	_ = x[LaneOutputDequeue-1<<0]
-	_ = x[LaneOutputUnreserve-1<<1]
-	_ = x[LaneOutputInterrupt-1<<2]
-	_ = x[LaneOutputReleaseSlot-1<<3]
-	_ = x[LaneOutputReserve-1<<4]
-	_ = x[LaneOutputEnqueue-1<<5]
-	_ = x[LaneOutputStart-1<<6]
-	_ = x[LaneOutputForget-1<<7]
-	_ = x[LaneOutputReportInterrupted-1<<8]
-	_ = x[LaneOutputStarted-1<<9]
-	_ = x[LaneOutputQueued-1<<10]
-	_ = x[LaneOutputCoalesced-1<<11]
-	_ = x[LaneOutputQueueFull-1<<12]
+	_ = x[policy.LaneWake-0]
+	_ = x[policy.LaneSlotGranted-1]
+	_ = x[policy.LaneActivationEnded-2]
+	_ = x[policy.LaneTimeout-3]
+	_ = x[policy.LaneCancel-4]
+	_ = x[policy.LaneClose-5]
+	_ = x[policy.LaneFactSlotFree-1<<0]
+	_ = x[policy.LaneFactQueueRoom-1<<1]
+	_ = x[policy.LaneFactQueueEmpty-1<<2]
+	_ = x[policy.LaneOutputDequeue-1<<0]
+	_ = x[policy.LaneOutputUnreserve-1<<1]
+	_ = x[policy.LaneOutputInterrupt-1<<2]
+	_ = x[policy.LaneOutputReleaseSlot-1<<3]
+	_ = x[policy.LaneOutputReserve-1<<4]
+	_ = x[policy.LaneOutputEnqueue-1<<5]
+	_ = x[policy.LaneOutputStart-1<<6]
+	_ = x[policy.LaneOutputForget-1<<7]
+	_ = x[policy.LaneOutputReportInterrupted-1<<8]
+	_ = x[policy.LaneOutputStarted-1<<9]
+	_ = x[policy.LaneOutputQueued-1<<10]
+	_ = x[policy.LaneOutputCoalesced-1<<11]
+	_ = x[policy.LaneOutputQueueFull-1<<12]
 }
 
 // LaneResult is the answer of LaneStep: a small value, so stepping allocates nothing.
 type LaneResult struct {
-	Next    LaneState   // the state after the step; unchanged unless Verdict is policy.Fired
-	Outputs LaneOutputs // the effects to carry out
+	Next    LaneState      // the state after the step; unchanged unless Verdict is policy.Fired
+	Outputs policy.Outputs // the effects to carry out
 	Verdict policy.Verdict
 }
 
 // LaneStep returns the next state and outputs of the Lane machine for trigger t
 // fired in state s with facts f, or a result whose Verdict says the spec
 // ignores or rejects t in s. It is pure and allocates nothing.
-func LaneStep(s LaneState, t LaneTrigger, f LaneFacts) LaneResult {
+func LaneStep(s LaneState, t policy.TriggerID, f policy.Facts) LaneResult {
 	switch s {
 	case LaneIdle:
 		switch t {
-		case LaneWake:
+		case policy.LaneWake:
 			switch {
-			case f&LaneFactSlotFree != 0: // lane.fsm:69
-				return LaneResult{Next: LaneRunning, Outputs: LaneOutputStart | LaneOutputStarted, Verdict: policy.Fired}
-			case f&(LaneFactSlotFree|LaneFactQueueRoom) == LaneFactQueueRoom: // lane.fsm:70
-				return LaneResult{Next: LaneWaiting, Outputs: LaneOutputEnqueue | LaneOutputQueued, Verdict: policy.Fired}
-			case f&(LaneFactSlotFree|LaneFactQueueRoom) == 0: // lane.fsm:71
-				return LaneResult{Next: s, Outputs: LaneOutputForget | LaneOutputQueueFull, Verdict: policy.Fired}
+			case f&policy.LaneFactSlotFree != 0: // lane.fsm:69
+				return LaneResult{Next: LaneRunning, Outputs: policy.LaneOutputStart | policy.LaneOutputStarted, Verdict: policy.Fired}
+			case f&(policy.LaneFactSlotFree|policy.LaneFactQueueRoom) == policy.LaneFactQueueRoom: // lane.fsm:70
+				return LaneResult{Next: LaneWaiting, Outputs: policy.LaneOutputEnqueue | policy.LaneOutputQueued, Verdict: policy.Fired}
+			case f&(policy.LaneFactSlotFree|policy.LaneFactQueueRoom) == 0: // lane.fsm:71
+				return LaneResult{Next: s, Outputs: policy.LaneOutputForget | policy.LaneOutputQueueFull, Verdict: policy.Fired}
 			}
-		case LaneClose:
-			return LaneResult{Next: LaneClosed, Outputs: LaneOutputForget, Verdict: policy.Fired} // lane.fsm:115
-		case LaneTimeout, LaneCancel:
+		case policy.LaneClose:
+			return LaneResult{Next: LaneClosed, Outputs: policy.LaneOutputForget, Verdict: policy.Fired} // lane.fsm:115
+		case policy.LaneTimeout, policy.LaneCancel:
 			return LaneResult{Next: s, Verdict: policy.Ignored}
-		case LaneSlotGranted, LaneActivationEnded:
+		case policy.LaneSlotGranted, policy.LaneActivationEnded:
 			return LaneResult{Next: s, Verdict: policy.Rejected}
 		}
 	case LaneWaiting:
 		switch t {
-		case LaneWake:
-			return LaneResult{Next: s, Outputs: LaneOutputCoalesced, Verdict: policy.Fired} // lane.fsm:72
-		case LaneSlotGranted:
-			return LaneResult{Next: LaneRunning, Outputs: LaneOutputDequeue | LaneOutputStart, Verdict: policy.Fired} // lane.fsm:81
-		case LaneCancel:
-			return LaneResult{Next: LaneIdle, Outputs: LaneOutputDequeue | LaneOutputForget | LaneOutputReportInterrupted, Verdict: policy.Fired} // lane.fsm:107
-		case LaneClose:
-			return LaneResult{Next: LaneClosed, Outputs: LaneOutputDequeue | LaneOutputForget | LaneOutputReportInterrupted, Verdict: policy.Fired} // lane.fsm:116
-		case LaneTimeout:
+		case policy.LaneWake:
+			return LaneResult{Next: s, Outputs: policy.LaneOutputCoalesced, Verdict: policy.Fired} // lane.fsm:72
+		case policy.LaneSlotGranted:
+			return LaneResult{Next: LaneRunning, Outputs: policy.LaneOutputDequeue | policy.LaneOutputStart, Verdict: policy.Fired} // lane.fsm:81
+		case policy.LaneCancel:
+			return LaneResult{Next: LaneIdle, Outputs: policy.LaneOutputDequeue | policy.LaneOutputForget | policy.LaneOutputReportInterrupted, Verdict: policy.Fired} // lane.fsm:107
+		case policy.LaneClose:
+			return LaneResult{Next: LaneClosed, Outputs: policy.LaneOutputDequeue | policy.LaneOutputForget | policy.LaneOutputReportInterrupted, Verdict: policy.Fired} // lane.fsm:116
+		case policy.LaneTimeout:
 			return LaneResult{Next: s, Verdict: policy.Ignored}
-		case LaneActivationEnded:
+		case policy.LaneActivationEnded:
 			return LaneResult{Next: s, Verdict: policy.Rejected}
 		}
 	case LaneRunning:
 		switch t {
-		case LaneWake:
+		case policy.LaneWake:
 			switch {
-			case f&LaneFactQueueRoom != 0: // lane.fsm:73
-				return LaneResult{Next: LaneRunningOwed, Outputs: LaneOutputReserve | LaneOutputQueued, Verdict: policy.Fired}
-			case f&LaneFactQueueRoom == 0: // lane.fsm:74
-				return LaneResult{Next: s, Outputs: LaneOutputQueueFull, Verdict: policy.Fired}
+			case f&policy.LaneFactQueueRoom != 0: // lane.fsm:73
+				return LaneResult{Next: LaneRunningOwed, Outputs: policy.LaneOutputReserve | policy.LaneOutputQueued, Verdict: policy.Fired}
+			case f&policy.LaneFactQueueRoom == 0: // lane.fsm:74
+				return LaneResult{Next: s, Outputs: policy.LaneOutputQueueFull, Verdict: policy.Fired}
 			}
-		case LaneActivationEnded:
-			return LaneResult{Next: LaneIdle, Outputs: LaneOutputReleaseSlot | LaneOutputForget, Verdict: policy.Fired} // lane.fsm:90
-		case LaneTimeout:
-			return LaneResult{Next: s, Outputs: LaneOutputInterrupt, Verdict: policy.Fired} // lane.fsm:99
-		case LaneCancel:
-			return LaneResult{Next: LaneCancelling, Outputs: LaneOutputInterrupt, Verdict: policy.Fired} // lane.fsm:108
-		case LaneClose:
-			return LaneResult{Next: LaneClosed, Outputs: LaneOutputInterrupt, Verdict: policy.Fired} // lane.fsm:117
-		case LaneSlotGranted:
+		case policy.LaneActivationEnded:
+			return LaneResult{Next: LaneIdle, Outputs: policy.LaneOutputReleaseSlot | policy.LaneOutputForget, Verdict: policy.Fired} // lane.fsm:90
+		case policy.LaneTimeout:
+			return LaneResult{Next: s, Outputs: policy.LaneOutputInterrupt, Verdict: policy.Fired} // lane.fsm:99
+		case policy.LaneCancel:
+			return LaneResult{Next: LaneCancelling, Outputs: policy.LaneOutputInterrupt, Verdict: policy.Fired} // lane.fsm:108
+		case policy.LaneClose:
+			return LaneResult{Next: LaneClosed, Outputs: policy.LaneOutputInterrupt, Verdict: policy.Fired} // lane.fsm:117
+		case policy.LaneSlotGranted:
 			return LaneResult{Next: s, Verdict: policy.Rejected}
 		}
 	case LaneRunningOwed:
 		switch t {
-		case LaneWake:
-			return LaneResult{Next: s, Outputs: LaneOutputCoalesced, Verdict: policy.Fired} // lane.fsm:75
-		case LaneActivationEnded:
+		case policy.LaneWake:
+			return LaneResult{Next: s, Outputs: policy.LaneOutputCoalesced, Verdict: policy.Fired} // lane.fsm:75
+		case policy.LaneActivationEnded:
 			switch {
-			case f&LaneFactQueueEmpty != 0: // lane.fsm:91
-				return LaneResult{Next: LaneRunning, Outputs: LaneOutputUnreserve | LaneOutputReleaseSlot | LaneOutputStart, Verdict: policy.Fired}
-			case f&LaneFactQueueEmpty == 0: // lane.fsm:92
-				return LaneResult{Next: LaneWaiting, Outputs: LaneOutputUnreserve | LaneOutputReleaseSlot | LaneOutputEnqueue, Verdict: policy.Fired}
+			case f&policy.LaneFactQueueEmpty != 0: // lane.fsm:91
+				return LaneResult{Next: LaneRunning, Outputs: policy.LaneOutputUnreserve | policy.LaneOutputReleaseSlot | policy.LaneOutputStart, Verdict: policy.Fired}
+			case f&policy.LaneFactQueueEmpty == 0: // lane.fsm:92
+				return LaneResult{Next: LaneWaiting, Outputs: policy.LaneOutputUnreserve | policy.LaneOutputReleaseSlot | policy.LaneOutputEnqueue, Verdict: policy.Fired}
 			}
-		case LaneTimeout:
-			return LaneResult{Next: s, Outputs: LaneOutputInterrupt, Verdict: policy.Fired} // lane.fsm:100
-		case LaneCancel:
-			return LaneResult{Next: LaneCancelling, Outputs: LaneOutputUnreserve | LaneOutputInterrupt | LaneOutputReportInterrupted, Verdict: policy.Fired} // lane.fsm:109
-		case LaneClose:
-			return LaneResult{Next: LaneClosed, Outputs: LaneOutputUnreserve | LaneOutputInterrupt | LaneOutputReportInterrupted, Verdict: policy.Fired} // lane.fsm:118
-		case LaneSlotGranted:
+		case policy.LaneTimeout:
+			return LaneResult{Next: s, Outputs: policy.LaneOutputInterrupt, Verdict: policy.Fired} // lane.fsm:100
+		case policy.LaneCancel:
+			return LaneResult{Next: LaneCancelling, Outputs: policy.LaneOutputUnreserve | policy.LaneOutputInterrupt | policy.LaneOutputReportInterrupted, Verdict: policy.Fired} // lane.fsm:109
+		case policy.LaneClose:
+			return LaneResult{Next: LaneClosed, Outputs: policy.LaneOutputUnreserve | policy.LaneOutputInterrupt | policy.LaneOutputReportInterrupted, Verdict: policy.Fired} // lane.fsm:118
+		case policy.LaneSlotGranted:
 			return LaneResult{Next: s, Verdict: policy.Rejected}
 		}
 	case LaneCancelling:
 		switch t {
-		case LaneWake:
+		case policy.LaneWake:
 			switch {
-			case f&LaneFactQueueRoom != 0: // lane.fsm:76
-				return LaneResult{Next: LaneRunningOwed, Outputs: LaneOutputReserve | LaneOutputQueued, Verdict: policy.Fired}
-			case f&LaneFactQueueRoom == 0: // lane.fsm:77
-				return LaneResult{Next: s, Outputs: LaneOutputQueueFull, Verdict: policy.Fired}
+			case f&policy.LaneFactQueueRoom != 0: // lane.fsm:76
+				return LaneResult{Next: LaneRunningOwed, Outputs: policy.LaneOutputReserve | policy.LaneOutputQueued, Verdict: policy.Fired}
+			case f&policy.LaneFactQueueRoom == 0: // lane.fsm:77
+				return LaneResult{Next: s, Outputs: policy.LaneOutputQueueFull, Verdict: policy.Fired}
 			}
-		case LaneActivationEnded:
-			return LaneResult{Next: LaneIdle, Outputs: LaneOutputReleaseSlot | LaneOutputForget, Verdict: policy.Fired} // lane.fsm:93
-		case LaneClose:
+		case policy.LaneActivationEnded:
+			return LaneResult{Next: LaneIdle, Outputs: policy.LaneOutputReleaseSlot | policy.LaneOutputForget, Verdict: policy.Fired} // lane.fsm:93
+		case policy.LaneClose:
 			return LaneResult{Next: LaneClosed, Verdict: policy.Fired} // lane.fsm:119
-		case LaneTimeout, LaneCancel:
+		case policy.LaneTimeout, policy.LaneCancel:
 			return LaneResult{Next: s, Verdict: policy.Ignored}
-		case LaneSlotGranted:
+		case policy.LaneSlotGranted:
 			return LaneResult{Next: s, Verdict: policy.Rejected}
 		}
 	case LaneClosed:
 		switch t {
-		case LaneActivationEnded:
-			return LaneResult{Next: s, Outputs: LaneOutputReleaseSlot | LaneOutputForget, Verdict: policy.Fired} // lane.fsm:94
-		case LaneTimeout, LaneCancel, LaneClose:
+		case policy.LaneActivationEnded:
+			return LaneResult{Next: s, Outputs: policy.LaneOutputReleaseSlot | policy.LaneOutputForget, Verdict: policy.Fired} // lane.fsm:94
+		case policy.LaneTimeout, policy.LaneCancel, policy.LaneClose:
 			return LaneResult{Next: s, Verdict: policy.Ignored}
-		case LaneWake, LaneSlotGranted:
+		case policy.LaneWake, policy.LaneSlotGranted:
 			return LaneResult{Next: s, Verdict: policy.Rejected}
 		}
 	}
@@ -329,12 +207,9 @@ func (lanePolicy) Initial() policy.StateID { return policy.StateID(LaneIdle) }
 func (lanePolicy) Table() *policy.Table    { return laneTable }
 
 func (lanePolicy) Step(s policy.StateID, t policy.TriggerID, f policy.Facts) policy.Result {
-	r := LaneStep(LaneState(s), LaneTrigger(t), LaneFacts(f))
-	return policy.Result{Next: policy.StateID(r.Next), Outputs: policy.Outputs(r.Outputs), Verdict: r.Verdict}
+	r := LaneStep(LaneState(s), t, f)
+	return policy.Result{Next: policy.StateID(r.Next), Outputs: r.Outputs, Verdict: r.Verdict}
 }
-
-// LaneTable returns the Lane machine's transition table as data. Callers must not modify it.
-func LaneTable() *policy.Table { return laneTable }
 
 var laneTable = &policy.Table{
 	Name:    "Lane",
@@ -379,194 +254,50 @@ var laneTable = &policy.Table{
 		{Name: "queueFull", Doc: "queueFull: Wake returns ErrQueueFull."},
 	},
 	Rows: []policy.Row{
-		{From: policy.StateID(LaneIdle), Trigger: policy.TriggerID(LaneWake), Guard: policy.Guard{Mask: policy.Facts(LaneFactSlotFree), Want: policy.Facts(LaneFactSlotFree)}, Outputs: policy.Outputs(LaneOutputStart | LaneOutputStarted), To: policy.StateID(LaneRunning), Line: 69},
-		{From: policy.StateID(LaneIdle), Trigger: policy.TriggerID(LaneWake), Guard: policy.Guard{Mask: policy.Facts(LaneFactSlotFree | LaneFactQueueRoom), Want: policy.Facts(LaneFactQueueRoom)}, Outputs: policy.Outputs(LaneOutputEnqueue | LaneOutputQueued), To: policy.StateID(LaneWaiting), Line: 70},
-		{From: policy.StateID(LaneIdle), Trigger: policy.TriggerID(LaneWake), Guard: policy.Guard{Mask: policy.Facts(LaneFactSlotFree | LaneFactQueueRoom)}, Outputs: policy.Outputs(LaneOutputForget | LaneOutputQueueFull), To: policy.StateID(LaneIdle), Internal: true, Line: 71},
-		{From: policy.StateID(LaneWaiting), Trigger: policy.TriggerID(LaneWake), Outputs: policy.Outputs(LaneOutputCoalesced), To: policy.StateID(LaneWaiting), Internal: true, Line: 72},
-		{From: policy.StateID(LaneRunning), Trigger: policy.TriggerID(LaneWake), Guard: policy.Guard{Mask: policy.Facts(LaneFactQueueRoom), Want: policy.Facts(LaneFactQueueRoom)}, Outputs: policy.Outputs(LaneOutputReserve | LaneOutputQueued), To: policy.StateID(LaneRunningOwed), Line: 73},
-		{From: policy.StateID(LaneRunning), Trigger: policy.TriggerID(LaneWake), Guard: policy.Guard{Mask: policy.Facts(LaneFactQueueRoom)}, Outputs: policy.Outputs(LaneOutputQueueFull), To: policy.StateID(LaneRunning), Internal: true, Line: 74},
-		{From: policy.StateID(LaneRunningOwed), Trigger: policy.TriggerID(LaneWake), Outputs: policy.Outputs(LaneOutputCoalesced), To: policy.StateID(LaneRunningOwed), Internal: true, Line: 75},
-		{From: policy.StateID(LaneCancelling), Trigger: policy.TriggerID(LaneWake), Guard: policy.Guard{Mask: policy.Facts(LaneFactQueueRoom), Want: policy.Facts(LaneFactQueueRoom)}, Outputs: policy.Outputs(LaneOutputReserve | LaneOutputQueued), To: policy.StateID(LaneRunningOwed), Line: 76},
-		{From: policy.StateID(LaneCancelling), Trigger: policy.TriggerID(LaneWake), Guard: policy.Guard{Mask: policy.Facts(LaneFactQueueRoom)}, Outputs: policy.Outputs(LaneOutputQueueFull), To: policy.StateID(LaneCancelling), Internal: true, Line: 77},
-		{From: policy.StateID(LaneWaiting), Trigger: policy.TriggerID(LaneSlotGranted), Outputs: policy.Outputs(LaneOutputDequeue | LaneOutputStart), To: policy.StateID(LaneRunning), Line: 81},
-		{From: policy.StateID(LaneRunning), Trigger: policy.TriggerID(LaneActivationEnded), Outputs: policy.Outputs(LaneOutputReleaseSlot | LaneOutputForget), To: policy.StateID(LaneIdle), Line: 90},
-		{From: policy.StateID(LaneRunningOwed), Trigger: policy.TriggerID(LaneActivationEnded), Guard: policy.Guard{Mask: policy.Facts(LaneFactQueueEmpty), Want: policy.Facts(LaneFactQueueEmpty)}, Outputs: policy.Outputs(LaneOutputUnreserve | LaneOutputReleaseSlot | LaneOutputStart), To: policy.StateID(LaneRunning), Line: 91},
-		{From: policy.StateID(LaneRunningOwed), Trigger: policy.TriggerID(LaneActivationEnded), Guard: policy.Guard{Mask: policy.Facts(LaneFactQueueEmpty)}, Outputs: policy.Outputs(LaneOutputUnreserve | LaneOutputReleaseSlot | LaneOutputEnqueue), To: policy.StateID(LaneWaiting), Line: 92},
-		{From: policy.StateID(LaneCancelling), Trigger: policy.TriggerID(LaneActivationEnded), Outputs: policy.Outputs(LaneOutputReleaseSlot | LaneOutputForget), To: policy.StateID(LaneIdle), Line: 93},
-		{From: policy.StateID(LaneClosed), Trigger: policy.TriggerID(LaneActivationEnded), Outputs: policy.Outputs(LaneOutputReleaseSlot | LaneOutputForget), To: policy.StateID(LaneClosed), Internal: true, Line: 94},
-		{From: policy.StateID(LaneRunning), Trigger: policy.TriggerID(LaneTimeout), Outputs: policy.Outputs(LaneOutputInterrupt), To: policy.StateID(LaneRunning), Internal: true, Line: 99},
-		{From: policy.StateID(LaneRunningOwed), Trigger: policy.TriggerID(LaneTimeout), Outputs: policy.Outputs(LaneOutputInterrupt), To: policy.StateID(LaneRunningOwed), Internal: true, Line: 100},
-		{From: policy.StateID(LaneWaiting), Trigger: policy.TriggerID(LaneCancel), Outputs: policy.Outputs(LaneOutputDequeue | LaneOutputForget | LaneOutputReportInterrupted), To: policy.StateID(LaneIdle), Line: 107},
-		{From: policy.StateID(LaneRunning), Trigger: policy.TriggerID(LaneCancel), Outputs: policy.Outputs(LaneOutputInterrupt), To: policy.StateID(LaneCancelling), Line: 108},
-		{From: policy.StateID(LaneRunningOwed), Trigger: policy.TriggerID(LaneCancel), Outputs: policy.Outputs(LaneOutputUnreserve | LaneOutputInterrupt | LaneOutputReportInterrupted), To: policy.StateID(LaneCancelling), Line: 109},
-		{From: policy.StateID(LaneIdle), Trigger: policy.TriggerID(LaneClose), Outputs: policy.Outputs(LaneOutputForget), To: policy.StateID(LaneClosed), Line: 115},
-		{From: policy.StateID(LaneWaiting), Trigger: policy.TriggerID(LaneClose), Outputs: policy.Outputs(LaneOutputDequeue | LaneOutputForget | LaneOutputReportInterrupted), To: policy.StateID(LaneClosed), Line: 116},
-		{From: policy.StateID(LaneRunning), Trigger: policy.TriggerID(LaneClose), Outputs: policy.Outputs(LaneOutputInterrupt), To: policy.StateID(LaneClosed), Line: 117},
-		{From: policy.StateID(LaneRunningOwed), Trigger: policy.TriggerID(LaneClose), Outputs: policy.Outputs(LaneOutputUnreserve | LaneOutputInterrupt | LaneOutputReportInterrupted), To: policy.StateID(LaneClosed), Line: 118},
-		{From: policy.StateID(LaneCancelling), Trigger: policy.TriggerID(LaneClose), To: policy.StateID(LaneClosed), Line: 119},
+		{From: policy.StateID(LaneIdle), Trigger: policy.TriggerID(policy.LaneWake), Guard: policy.Guard{Mask: policy.Facts(policy.LaneFactSlotFree), Want: policy.Facts(policy.LaneFactSlotFree)}, Outputs: policy.Outputs(policy.LaneOutputStart | policy.LaneOutputStarted), To: policy.StateID(LaneRunning), Line: 69},
+		{From: policy.StateID(LaneIdle), Trigger: policy.TriggerID(policy.LaneWake), Guard: policy.Guard{Mask: policy.Facts(policy.LaneFactSlotFree | policy.LaneFactQueueRoom), Want: policy.Facts(policy.LaneFactQueueRoom)}, Outputs: policy.Outputs(policy.LaneOutputEnqueue | policy.LaneOutputQueued), To: policy.StateID(LaneWaiting), Line: 70},
+		{From: policy.StateID(LaneIdle), Trigger: policy.TriggerID(policy.LaneWake), Guard: policy.Guard{Mask: policy.Facts(policy.LaneFactSlotFree | policy.LaneFactQueueRoom)}, Outputs: policy.Outputs(policy.LaneOutputForget | policy.LaneOutputQueueFull), To: policy.StateID(LaneIdle), Internal: true, Line: 71},
+		{From: policy.StateID(LaneWaiting), Trigger: policy.TriggerID(policy.LaneWake), Outputs: policy.Outputs(policy.LaneOutputCoalesced), To: policy.StateID(LaneWaiting), Internal: true, Line: 72},
+		{From: policy.StateID(LaneRunning), Trigger: policy.TriggerID(policy.LaneWake), Guard: policy.Guard{Mask: policy.Facts(policy.LaneFactQueueRoom), Want: policy.Facts(policy.LaneFactQueueRoom)}, Outputs: policy.Outputs(policy.LaneOutputReserve | policy.LaneOutputQueued), To: policy.StateID(LaneRunningOwed), Line: 73},
+		{From: policy.StateID(LaneRunning), Trigger: policy.TriggerID(policy.LaneWake), Guard: policy.Guard{Mask: policy.Facts(policy.LaneFactQueueRoom)}, Outputs: policy.Outputs(policy.LaneOutputQueueFull), To: policy.StateID(LaneRunning), Internal: true, Line: 74},
+		{From: policy.StateID(LaneRunningOwed), Trigger: policy.TriggerID(policy.LaneWake), Outputs: policy.Outputs(policy.LaneOutputCoalesced), To: policy.StateID(LaneRunningOwed), Internal: true, Line: 75},
+		{From: policy.StateID(LaneCancelling), Trigger: policy.TriggerID(policy.LaneWake), Guard: policy.Guard{Mask: policy.Facts(policy.LaneFactQueueRoom), Want: policy.Facts(policy.LaneFactQueueRoom)}, Outputs: policy.Outputs(policy.LaneOutputReserve | policy.LaneOutputQueued), To: policy.StateID(LaneRunningOwed), Line: 76},
+		{From: policy.StateID(LaneCancelling), Trigger: policy.TriggerID(policy.LaneWake), Guard: policy.Guard{Mask: policy.Facts(policy.LaneFactQueueRoom)}, Outputs: policy.Outputs(policy.LaneOutputQueueFull), To: policy.StateID(LaneCancelling), Internal: true, Line: 77},
+		{From: policy.StateID(LaneWaiting), Trigger: policy.TriggerID(policy.LaneSlotGranted), Outputs: policy.Outputs(policy.LaneOutputDequeue | policy.LaneOutputStart), To: policy.StateID(LaneRunning), Line: 81},
+		{From: policy.StateID(LaneRunning), Trigger: policy.TriggerID(policy.LaneActivationEnded), Outputs: policy.Outputs(policy.LaneOutputReleaseSlot | policy.LaneOutputForget), To: policy.StateID(LaneIdle), Line: 90},
+		{From: policy.StateID(LaneRunningOwed), Trigger: policy.TriggerID(policy.LaneActivationEnded), Guard: policy.Guard{Mask: policy.Facts(policy.LaneFactQueueEmpty), Want: policy.Facts(policy.LaneFactQueueEmpty)}, Outputs: policy.Outputs(policy.LaneOutputUnreserve | policy.LaneOutputReleaseSlot | policy.LaneOutputStart), To: policy.StateID(LaneRunning), Line: 91},
+		{From: policy.StateID(LaneRunningOwed), Trigger: policy.TriggerID(policy.LaneActivationEnded), Guard: policy.Guard{Mask: policy.Facts(policy.LaneFactQueueEmpty)}, Outputs: policy.Outputs(policy.LaneOutputUnreserve | policy.LaneOutputReleaseSlot | policy.LaneOutputEnqueue), To: policy.StateID(LaneWaiting), Line: 92},
+		{From: policy.StateID(LaneCancelling), Trigger: policy.TriggerID(policy.LaneActivationEnded), Outputs: policy.Outputs(policy.LaneOutputReleaseSlot | policy.LaneOutputForget), To: policy.StateID(LaneIdle), Line: 93},
+		{From: policy.StateID(LaneClosed), Trigger: policy.TriggerID(policy.LaneActivationEnded), Outputs: policy.Outputs(policy.LaneOutputReleaseSlot | policy.LaneOutputForget), To: policy.StateID(LaneClosed), Internal: true, Line: 94},
+		{From: policy.StateID(LaneRunning), Trigger: policy.TriggerID(policy.LaneTimeout), Outputs: policy.Outputs(policy.LaneOutputInterrupt), To: policy.StateID(LaneRunning), Internal: true, Line: 99},
+		{From: policy.StateID(LaneRunningOwed), Trigger: policy.TriggerID(policy.LaneTimeout), Outputs: policy.Outputs(policy.LaneOutputInterrupt), To: policy.StateID(LaneRunningOwed), Internal: true, Line: 100},
+		{From: policy.StateID(LaneWaiting), Trigger: policy.TriggerID(policy.LaneCancel), Outputs: policy.Outputs(policy.LaneOutputDequeue | policy.LaneOutputForget | policy.LaneOutputReportInterrupted), To: policy.StateID(LaneIdle), Line: 107},
+		{From: policy.StateID(LaneRunning), Trigger: policy.TriggerID(policy.LaneCancel), Outputs: policy.Outputs(policy.LaneOutputInterrupt), To: policy.StateID(LaneCancelling), Line: 108},
+		{From: policy.StateID(LaneRunningOwed), Trigger: policy.TriggerID(policy.LaneCancel), Outputs: policy.Outputs(policy.LaneOutputUnreserve | policy.LaneOutputInterrupt | policy.LaneOutputReportInterrupted), To: policy.StateID(LaneCancelling), Line: 109},
+		{From: policy.StateID(LaneIdle), Trigger: policy.TriggerID(policy.LaneClose), Outputs: policy.Outputs(policy.LaneOutputForget), To: policy.StateID(LaneClosed), Line: 115},
+		{From: policy.StateID(LaneWaiting), Trigger: policy.TriggerID(policy.LaneClose), Outputs: policy.Outputs(policy.LaneOutputDequeue | policy.LaneOutputForget | policy.LaneOutputReportInterrupted), To: policy.StateID(LaneClosed), Line: 116},
+		{From: policy.StateID(LaneRunning), Trigger: policy.TriggerID(policy.LaneClose), Outputs: policy.Outputs(policy.LaneOutputInterrupt), To: policy.StateID(LaneClosed), Line: 117},
+		{From: policy.StateID(LaneRunningOwed), Trigger: policy.TriggerID(policy.LaneClose), Outputs: policy.Outputs(policy.LaneOutputUnreserve | policy.LaneOutputInterrupt | policy.LaneOutputReportInterrupted), To: policy.StateID(LaneClosed), Line: 118},
+		{From: policy.StateID(LaneCancelling), Trigger: policy.TriggerID(policy.LaneClose), To: policy.StateID(LaneClosed), Line: 119},
 	},
 	Ignores: []policy.Pair{
-		{State: policy.StateID(LaneIdle), Trigger: policy.TriggerID(LaneTimeout)},
-		{State: policy.StateID(LaneWaiting), Trigger: policy.TriggerID(LaneTimeout)},
-		{State: policy.StateID(LaneCancelling), Trigger: policy.TriggerID(LaneTimeout)},
-		{State: policy.StateID(LaneClosed), Trigger: policy.TriggerID(LaneTimeout)},
-		{State: policy.StateID(LaneIdle), Trigger: policy.TriggerID(LaneCancel)},
-		{State: policy.StateID(LaneCancelling), Trigger: policy.TriggerID(LaneCancel)},
-		{State: policy.StateID(LaneClosed), Trigger: policy.TriggerID(LaneCancel)},
-		{State: policy.StateID(LaneClosed), Trigger: policy.TriggerID(LaneClose)},
+		{State: policy.StateID(LaneIdle), Trigger: policy.TriggerID(policy.LaneTimeout)},
+		{State: policy.StateID(LaneWaiting), Trigger: policy.TriggerID(policy.LaneTimeout)},
+		{State: policy.StateID(LaneCancelling), Trigger: policy.TriggerID(policy.LaneTimeout)},
+		{State: policy.StateID(LaneClosed), Trigger: policy.TriggerID(policy.LaneTimeout)},
+		{State: policy.StateID(LaneIdle), Trigger: policy.TriggerID(policy.LaneCancel)},
+		{State: policy.StateID(LaneCancelling), Trigger: policy.TriggerID(policy.LaneCancel)},
+		{State: policy.StateID(LaneClosed), Trigger: policy.TriggerID(policy.LaneCancel)},
+		{State: policy.StateID(LaneClosed), Trigger: policy.TriggerID(policy.LaneClose)},
 	},
 	Rejects: []policy.Pair{
-		{State: policy.StateID(LaneClosed), Trigger: policy.TriggerID(LaneWake)},
-		{State: policy.StateID(LaneIdle), Trigger: policy.TriggerID(LaneSlotGranted)},
-		{State: policy.StateID(LaneRunning), Trigger: policy.TriggerID(LaneSlotGranted)},
-		{State: policy.StateID(LaneRunningOwed), Trigger: policy.TriggerID(LaneSlotGranted)},
-		{State: policy.StateID(LaneCancelling), Trigger: policy.TriggerID(LaneSlotGranted)},
-		{State: policy.StateID(LaneClosed), Trigger: policy.TriggerID(LaneSlotGranted)},
-		{State: policy.StateID(LaneIdle), Trigger: policy.TriggerID(LaneActivationEnded)},
-		{State: policy.StateID(LaneWaiting), Trigger: policy.TriggerID(LaneActivationEnded)},
+		{State: policy.StateID(LaneClosed), Trigger: policy.TriggerID(policy.LaneWake)},
+		{State: policy.StateID(LaneIdle), Trigger: policy.TriggerID(policy.LaneSlotGranted)},
+		{State: policy.StateID(LaneRunning), Trigger: policy.TriggerID(policy.LaneSlotGranted)},
+		{State: policy.StateID(LaneRunningOwed), Trigger: policy.TriggerID(policy.LaneSlotGranted)},
+		{State: policy.StateID(LaneCancelling), Trigger: policy.TriggerID(policy.LaneSlotGranted)},
+		{State: policy.StateID(LaneClosed), Trigger: policy.TriggerID(policy.LaneSlotGranted)},
+		{State: policy.StateID(LaneIdle), Trigger: policy.TriggerID(policy.LaneActivationEnded)},
+		{State: policy.StateID(LaneWaiting), Trigger: policy.TriggerID(policy.LaneActivationEnded)},
 	},
-}
-
-// NewLaneStateless returns a github.com/qmuntal/stateless machine in state s that
-// behaves as LaneStep; see ConfigureLaneStateless.
-func NewLaneStateless(s LaneState, facts func() LaneFacts, emit func(LaneOutputs)) *stateless.StateMachine {
-	return ConfigureLaneStateless(stateless.NewStateMachine(s), facts, emit)
-}
-
-// ConfigureLaneStateless configures sm, whose states are LaneState values, with the rows of
-// the Lane machine, and returns it. Guards read facts (nil means none hold).
-// Rows become Permit, PermitReentry or InternalTransition, ignored triggers
-// Ignore, and rejected ones stay unpermitted, so Fire returns an error.
-// A row that fires calls emit (if not nil) once with its outputs, even none:
-// an internal row from its action, any other from the entry action of its
-// target, which tells rows apart by their source and, if it must, by facts.
-//
-// stateless is the reference interpreter and a diagram source (sm.ToGraph),
-// not the hot path: LaneStep is about a hundred times faster.
-func ConfigureLaneStateless(sm *stateless.StateMachine, facts func() LaneFacts, emit func(LaneOutputs)) *stateless.StateMachine {
-	if facts == nil {
-		facts = func() LaneFacts { return 0 }
-	}
-	if emit == nil {
-		emit = func(LaneOutputs) {}
-	}
-	g := laneGuards{facts: facts}
-	o := laneEmitter{emit: emit}
-	// Rejected, so not permitted: LaneSlotGranted, LaneActivationEnded.
-	sm.Configure(LaneIdle).
-		Permit(LaneWake, LaneRunning, g.whenSlotFree).
-		Permit(LaneWake, LaneWaiting, g.unlessSlotFree, g.whenQueueRoom).
-		InternalTransition(LaneWake, o.outputs(LaneOutputForget|LaneOutputQueueFull), g.unlessSlotFree, g.unlessQueueRoom).
-		Permit(LaneClose, LaneClosed).
-		Ignore(LaneTimeout).
-		Ignore(LaneCancel).
-		OnEntryFrom(LaneActivationEnded, o.outputs(LaneOutputReleaseSlot|LaneOutputForget)).
-		OnEntryFrom(LaneCancel, o.outputs(LaneOutputDequeue|LaneOutputForget|LaneOutputReportInterrupted))
-	// Rejected, so not permitted: LaneActivationEnded.
-	sm.Configure(LaneWaiting).
-		InternalTransition(LaneWake, o.outputs(LaneOutputCoalesced)).
-		Permit(LaneSlotGranted, LaneRunning).
-		Permit(LaneCancel, LaneIdle).
-		Permit(LaneClose, LaneClosed).
-		Ignore(LaneTimeout).
-		OnEntryFrom(LaneWake, o.outputs(LaneOutputEnqueue|LaneOutputQueued)).
-		OnEntryFrom(LaneActivationEnded, o.outputs(LaneOutputUnreserve|LaneOutputReleaseSlot|LaneOutputEnqueue))
-	// Rejected, so not permitted: LaneSlotGranted.
-	sm.Configure(LaneRunning).
-		Permit(LaneWake, LaneRunningOwed, g.whenQueueRoom).
-		InternalTransition(LaneWake, o.outputs(LaneOutputQueueFull), g.unlessQueueRoom).
-		Permit(LaneActivationEnded, LaneIdle).
-		InternalTransition(LaneTimeout, o.outputs(LaneOutputInterrupt)).
-		Permit(LaneCancel, LaneCancelling).
-		Permit(LaneClose, LaneClosed).
-		OnEntryFrom(LaneWake, o.outputs(LaneOutputStart|LaneOutputStarted)).
-		OnEntryFrom(LaneSlotGranted, o.outputs(LaneOutputDequeue|LaneOutputStart)).
-		OnEntryFrom(LaneActivationEnded, o.outputs(LaneOutputUnreserve|LaneOutputReleaseSlot|LaneOutputStart))
-	// Rejected, so not permitted: LaneSlotGranted.
-	sm.Configure(LaneRunningOwed).
-		InternalTransition(LaneWake, o.outputs(LaneOutputCoalesced)).
-		Permit(LaneActivationEnded, LaneRunning, g.whenQueueEmpty).
-		Permit(LaneActivationEnded, LaneWaiting, g.unlessQueueEmpty).
-		InternalTransition(LaneTimeout, o.outputs(LaneOutputInterrupt)).
-		Permit(LaneCancel, LaneCancelling).
-		Permit(LaneClose, LaneClosed).
-		OnEntryFrom(LaneWake, o.outputs(LaneOutputReserve|LaneOutputQueued))
-	// Rejected, so not permitted: LaneSlotGranted.
-	sm.Configure(LaneCancelling).
-		Permit(LaneWake, LaneRunningOwed, g.whenQueueRoom).
-		InternalTransition(LaneWake, o.outputs(LaneOutputQueueFull), g.unlessQueueRoom).
-		Permit(LaneActivationEnded, LaneIdle).
-		Permit(LaneClose, LaneClosed).
-		Ignore(LaneTimeout).
-		Ignore(LaneCancel).
-		OnEntryFrom(LaneCancel, func(ctx context.Context, _ ...any) error {
-			switch stateless.GetTransition(ctx).Source {
-			case LaneRunning:
-				emit(LaneOutputInterrupt)
-			case LaneRunningOwed:
-				emit(LaneOutputUnreserve | LaneOutputInterrupt | LaneOutputReportInterrupted)
-			}
-			return nil
-		})
-	// Rejected, so not permitted: LaneWake, LaneSlotGranted.
-	sm.Configure(LaneClosed).
-		InternalTransition(LaneActivationEnded, o.outputs(LaneOutputReleaseSlot|LaneOutputForget)).
-		Ignore(LaneTimeout).
-		Ignore(LaneCancel).
-		Ignore(LaneClose).
-		OnEntryFrom(LaneClose, func(ctx context.Context, _ ...any) error {
-			switch stateless.GetTransition(ctx).Source {
-			case LaneIdle:
-				emit(LaneOutputForget)
-			case LaneWaiting:
-				emit(LaneOutputDequeue | LaneOutputForget | LaneOutputReportInterrupted)
-			case LaneRunning:
-				emit(LaneOutputInterrupt)
-			case LaneRunningOwed:
-				emit(LaneOutputUnreserve | LaneOutputInterrupt | LaneOutputReportInterrupted)
-			case LaneCancelling:
-				emit(0)
-			}
-			return nil
-		})
-	return sm
-}
-
-// laneGuards holds one stateless guard per fact literal the rows use; as
-// methods they keep their names in stateless's graphs and errors.
-type laneGuards struct{ facts func() LaneFacts }
-
-func (g laneGuards) whenSlotFree(context.Context, ...any) bool {
-	return g.facts()&LaneFactSlotFree != 0
-}
-
-func (g laneGuards) unlessSlotFree(context.Context, ...any) bool {
-	return g.facts()&LaneFactSlotFree == 0
-}
-
-func (g laneGuards) whenQueueRoom(context.Context, ...any) bool {
-	return g.facts()&LaneFactQueueRoom != 0
-}
-
-func (g laneGuards) unlessQueueRoom(context.Context, ...any) bool {
-	return g.facts()&LaneFactQueueRoom == 0
-}
-
-func (g laneGuards) whenQueueEmpty(context.Context, ...any) bool {
-	return g.facts()&LaneFactQueueEmpty != 0
-}
-
-func (g laneGuards) unlessQueueEmpty(context.Context, ...any) bool {
-	return g.facts()&LaneFactQueueEmpty == 0
-}
-
-// laneEmitter turns outputs into stateless actions.
-type laneEmitter struct{ emit func(LaneOutputs) }
-
-// outputs returns an action that emits out.
-func (o laneEmitter) outputs(out LaneOutputs) stateless.ActionFunc {
-	return func(context.Context, ...any) error {
-		o.emit(out)
-		return nil
-	}
 }

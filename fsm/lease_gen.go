@@ -2,12 +2,7 @@
 
 package fsm
 
-import (
-	"context"
-
-	"github.com/qmuntal/stateless"
-	"github.com/rivus/collab/policy"
-)
+import "github.com/rivus/collab/policy"
 
 // A compile error here means this file was generated for another version of package policy: run go generate.
 const _ = policy.SupportPackageIsVersion1
@@ -55,141 +50,6 @@ func (v LeaseState) String() string {
 	return policy.FormatID(int(v), leaseStateNames[:], "LeaseState")
 }
 
-// LeaseTrigger is an event the runtime fires at a Lease machine.
-type LeaseTrigger policy.TriggerID
-
-// The triggers of the Lease machine, numbered in the order of family lease.
-const (
-	// Acquire is the acquisition call (Manager.Acquire) starting.
-	LeaseAcquire LeaseTrigger = 0
-	// Loaded says the record of the key was read.
-	LeaseLoaded LeaseTrigger = 1
-	// Saved says the write the handle asked for succeeded.
-	LeaseSaved LeaseTrigger = 2
-	// Conflict says another writer moved the record first (a revision conflict).
-	LeaseConflict LeaseTrigger = 3
-	// RepoFailed says the repository call failed (or its context ended).
-	LeaseRepoFailed LeaseTrigger = 4
-	// RenewDue says the renewal timer fired.
-	LeaseRenewDue LeaseTrigger = 5
-	// DeadlinePassed says TTL has passed since the start of the last successful write of this holder.
-	LeaseDeadlinePassed LeaseTrigger = 6
-	// FenceTaken says a RunFenced call holds the repository's fence and re-read the record.
-	LeaseFenceTaken LeaseTrigger = 7
-	// Release is the handle's Close.
-	LeaseRelease LeaseTrigger = 8
-)
-
-var leaseTriggerNames = [...]string{
-	"Acquire",
-	"Loaded",
-	"Saved",
-	"Conflict",
-	"RepoFailed",
-	"RenewDue",
-	"DeadlinePassed",
-	"FenceTaken",
-	"Release",
-}
-
-// String returns the name the spec gives the value, or LeaseTrigger(n) for a value it does not define.
-func (v LeaseTrigger) String() string {
-	return policy.FormatID(int(v), leaseTriggerNames[:], "LeaseTrigger")
-}
-
-// LeaseFacts is a set of the facts the runtime observed when it fired a trigger, one bit per fact.
-type LeaseFacts policy.Facts
-
-// The bits of LeaseFacts, numbered in the order of the family lease.
-const (
-	// recordFree: the key has no record, or its record is a tombstone.
-	LeaseFactRecordFree LeaseFacts = 1 << 0
-	// holderDead: the record's holder shares this process table and is proven dead.
-	LeaseFactHolderDead LeaseFacts = 1 << 1
-	// ttlElapsed: TTL has passed on this manager's own monotonic clock since it first saw this record revision.
-	LeaseFactTtlElapsed LeaseFacts = 1 << 2
-	// recordOurs: the record still holds this handle's generation.
-	LeaseFactRecordOurs LeaseFacts = 1 << 3
-)
-
-var leaseFactNames = [...]string{
-	"recordFree",
-	"holderDead",
-	"ttlElapsed",
-	"recordOurs",
-}
-
-// Has reports whether every bit set in x is set in v.
-func (v LeaseFacts) Has(x LeaseFacts) bool { return v&x == x }
-
-// String returns the names of the bits set in v joined by "|", or "0".
-func (v LeaseFacts) String() string {
-	return policy.FormatBits(uint64(v), leaseFactNames[:], "LeaseFacts")
-}
-
-// LeaseOutputs is a set of the effects a step asks the runtime to carry out, one bit per output.
-type LeaseOutputs policy.Outputs
-
-// The bits of LeaseOutputs, numbered in the order of the family lease.
-const (
-	// stopTimers stops the renewal and deadline timers.
-	LeaseOutputStopTimers LeaseOutputs = 1 << 0
-	// load reads the key's record; the result fires Loaded or RepoFailed.
-	LeaseOutputLoad LeaseOutputs = 1 << 1
-	// claim writes this holder with the next generation (one above the loaded record's, tombstones included) over the loaded revision.
-	LeaseOutputClaim LeaseOutputs = 1 << 2
-	// renew rewrites the record with a new revision and the same generation over the last revision this handle wrote.
-	LeaseOutputRenew LeaseOutputs = 1 << 3
-	// tombstone writes a tombstone keeping this generation over the loaded revision.
-	LeaseOutputTombstone LeaseOutputs = 1 << 4
-	// armDeadline starts the loss window at the start of the write that just succeeded: DeadlinePassed fires TTL after it.
-	LeaseOutputArmDeadline LeaseOutputs = 1 << 5
-	// scheduleRenew arms the renewal timer one heartbeat from now.
-	LeaseOutputScheduleRenew LeaseOutputs = 1 << 6
-	// scheduleRetry arms the renewal timer a short retry delay from now, after a failed renew.
-	LeaseOutputScheduleRetry LeaseOutputs = 1 << 7
-	// declareLost ends the lease: Lost() closes, Err() is ErrLost, fenced work is cancelled with cause ErrLost, timers stop.
-	LeaseOutputDeclareLost LeaseOutputs = 1 << 8
-	// runFenced runs the fenced work with the token under the fence, in a context that loss cancels.
-	LeaseOutputRunFenced LeaseOutputs = 1 << 9
-	// refuseFenced releases the fence without running the work; RunFenced returns ErrLost.
-	LeaseOutputRefuseFenced LeaseOutputs = 1 << 10
-	// acquired: Acquire returns the handle, its token the new generation.
-	LeaseOutputAcquired LeaseOutputs = 1 << 11
-	// heldError: Acquire returns a *HeldError naming the live holder.
-	LeaseOutputHeldError LeaseOutputs = 1 << 12
-	// repoError: the pending call (Acquire or Close) returns a *RepositoryError.
-	LeaseOutputRepoError LeaseOutputs = 1 << 13
-	// endHandle ends the handle: fenced work still running is cancelled and Close returns.
-	LeaseOutputEndHandle LeaseOutputs = 1 << 14
-)
-
-var leaseOutputNames = [...]string{
-	"stopTimers",
-	"load",
-	"claim",
-	"renew",
-	"tombstone",
-	"armDeadline",
-	"scheduleRenew",
-	"scheduleRetry",
-	"declareLost",
-	"runFenced",
-	"refuseFenced",
-	"acquired",
-	"heldError",
-	"repoError",
-	"endHandle",
-}
-
-// Has reports whether every bit set in x is set in v.
-func (v LeaseOutputs) Has(x LeaseOutputs) bool { return v&x == x }
-
-// String returns the names of the bits set in v joined by "|", or "0".
-func (v LeaseOutputs) String() string {
-	return policy.FormatBits(uint64(v), leaseOutputNames[:], "LeaseOutputs")
-}
-
 // An "invalid array index" compile error here means the constants changed: run go generate.
 func _() {
 	var x [1]struct{}
@@ -200,157 +60,157 @@ func _() {
 	_ = x[LeaseLost-4]
 	_ = x[LeaseReleasing-5]
 	_ = x[LeaseReleased-6]
-	_ = x[LeaseAcquire-0]
-	_ = x[LeaseLoaded-1]
-	_ = x[LeaseSaved-2]
-	_ = x[LeaseConflict-3]
-	_ = x[LeaseRepoFailed-4]
-	_ = x[LeaseRenewDue-5]
-	_ = x[LeaseDeadlinePassed-6]
-	_ = x[LeaseFenceTaken-7]
-	_ = x[LeaseRelease-8]
-	_ = x[LeaseFactRecordFree-1<<0]
-	_ = x[LeaseFactHolderDead-1<<1]
-	_ = x[LeaseFactTtlElapsed-1<<2]
-	_ = x[LeaseFactRecordOurs-1<<3]
-	_ = x[LeaseOutputStopTimers-1<<0]
-	_ = x[LeaseOutputLoad-1<<1]
-	_ = x[LeaseOutputClaim-1<<2]
-	_ = x[LeaseOutputRenew-1<<3]
-	_ = x[LeaseOutputTombstone-1<<4]
-	_ = x[LeaseOutputArmDeadline-1<<5]
-	_ = x[LeaseOutputScheduleRenew-1<<6]
-	_ = x[LeaseOutputScheduleRetry-1<<7]
-	_ = x[LeaseOutputDeclareLost-1<<8]
-	_ = x[LeaseOutputRunFenced-1<<9]
-	_ = x[LeaseOutputRefuseFenced-1<<10]
-	_ = x[LeaseOutputAcquired-1<<11]
-	_ = x[LeaseOutputHeldError-1<<12]
-	_ = x[LeaseOutputRepoError-1<<13]
-	_ = x[LeaseOutputEndHandle-1<<14]
+	_ = x[policy.LeaseAcquire-0]
+	_ = x[policy.LeaseLoaded-1]
+	_ = x[policy.LeaseSaved-2]
+	_ = x[policy.LeaseConflict-3]
+	_ = x[policy.LeaseRepoFailed-4]
+	_ = x[policy.LeaseRenewDue-5]
+	_ = x[policy.LeaseDeadlinePassed-6]
+	_ = x[policy.LeaseFenceTaken-7]
+	_ = x[policy.LeaseRelease-8]
+	_ = x[policy.LeaseFactRecordFree-1<<0]
+	_ = x[policy.LeaseFactHolderDead-1<<1]
+	_ = x[policy.LeaseFactTtlElapsed-1<<2]
+	_ = x[policy.LeaseFactRecordOurs-1<<3]
+	_ = x[policy.LeaseOutputStopTimers-1<<0]
+	_ = x[policy.LeaseOutputLoad-1<<1]
+	_ = x[policy.LeaseOutputClaim-1<<2]
+	_ = x[policy.LeaseOutputRenew-1<<3]
+	_ = x[policy.LeaseOutputTombstone-1<<4]
+	_ = x[policy.LeaseOutputArmDeadline-1<<5]
+	_ = x[policy.LeaseOutputScheduleRenew-1<<6]
+	_ = x[policy.LeaseOutputScheduleRetry-1<<7]
+	_ = x[policy.LeaseOutputDeclareLost-1<<8]
+	_ = x[policy.LeaseOutputRunFenced-1<<9]
+	_ = x[policy.LeaseOutputRefuseFenced-1<<10]
+	_ = x[policy.LeaseOutputAcquired-1<<11]
+	_ = x[policy.LeaseOutputHeldError-1<<12]
+	_ = x[policy.LeaseOutputRepoError-1<<13]
+	_ = x[policy.LeaseOutputEndHandle-1<<14]
 }
 
 // LeaseResult is the answer of LeaseStep: a small value, so stepping allocates nothing.
 type LeaseResult struct {
-	Next    LeaseState   // the state after the step; unchanged unless Verdict is policy.Fired
-	Outputs LeaseOutputs // the effects to carry out
+	Next    LeaseState     // the state after the step; unchanged unless Verdict is policy.Fired
+	Outputs policy.Outputs // the effects to carry out
 	Verdict policy.Verdict
 }
 
 // LeaseStep returns the next state and outputs of the Lease machine for trigger t
 // fired in state s with facts f, or a result whose Verdict says the spec
 // ignores or rejects t in s. It is pure and allocates nothing.
-func LeaseStep(s LeaseState, t LeaseTrigger, f LeaseFacts) LeaseResult {
+func LeaseStep(s LeaseState, t policy.TriggerID, f policy.Facts) LeaseResult {
 	switch s {
 	case LeaseIdle:
 		switch t {
-		case LeaseAcquire:
-			return LeaseResult{Next: LeaseAcquiring, Outputs: LeaseOutputLoad, Verdict: policy.Fired} // lease.fsm:84
-		case LeaseLoaded, LeaseSaved, LeaseConflict, LeaseRepoFailed, LeaseRenewDue, LeaseDeadlinePassed, LeaseFenceTaken, LeaseRelease:
+		case policy.LeaseAcquire:
+			return LeaseResult{Next: LeaseAcquiring, Outputs: policy.LeaseOutputLoad, Verdict: policy.Fired} // lease.fsm:84
+		case policy.LeaseLoaded, policy.LeaseSaved, policy.LeaseConflict, policy.LeaseRepoFailed, policy.LeaseRenewDue, policy.LeaseDeadlinePassed, policy.LeaseFenceTaken, policy.LeaseRelease:
 			return LeaseResult{Next: s, Verdict: policy.Rejected}
 		}
 	case LeaseAcquiring:
 		switch t {
-		case LeaseLoaded:
+		case policy.LeaseLoaded:
 			switch {
-			case f&LeaseFactRecordFree != 0: // lease.fsm:85
-				return LeaseResult{Next: s, Outputs: LeaseOutputClaim, Verdict: policy.Fired}
-			case f&(LeaseFactRecordFree|LeaseFactHolderDead) == LeaseFactHolderDead: // lease.fsm:86
-				return LeaseResult{Next: s, Outputs: LeaseOutputClaim, Verdict: policy.Fired}
-			case f&(LeaseFactRecordFree|LeaseFactHolderDead|LeaseFactTtlElapsed) == LeaseFactTtlElapsed: // lease.fsm:87
-				return LeaseResult{Next: s, Outputs: LeaseOutputClaim, Verdict: policy.Fired}
-			case f&(LeaseFactRecordFree|LeaseFactHolderDead|LeaseFactTtlElapsed) == 0: // lease.fsm:88
-				return LeaseResult{Next: LeaseIdle, Outputs: LeaseOutputHeldError, Verdict: policy.Fired}
+			case f&policy.LeaseFactRecordFree != 0: // lease.fsm:85
+				return LeaseResult{Next: s, Outputs: policy.LeaseOutputClaim, Verdict: policy.Fired}
+			case f&(policy.LeaseFactRecordFree|policy.LeaseFactHolderDead) == policy.LeaseFactHolderDead: // lease.fsm:86
+				return LeaseResult{Next: s, Outputs: policy.LeaseOutputClaim, Verdict: policy.Fired}
+			case f&(policy.LeaseFactRecordFree|policy.LeaseFactHolderDead|policy.LeaseFactTtlElapsed) == policy.LeaseFactTtlElapsed: // lease.fsm:87
+				return LeaseResult{Next: s, Outputs: policy.LeaseOutputClaim, Verdict: policy.Fired}
+			case f&(policy.LeaseFactRecordFree|policy.LeaseFactHolderDead|policy.LeaseFactTtlElapsed) == 0: // lease.fsm:88
+				return LeaseResult{Next: LeaseIdle, Outputs: policy.LeaseOutputHeldError, Verdict: policy.Fired}
 			}
-		case LeaseSaved:
-			return LeaseResult{Next: LeaseHeld, Outputs: LeaseOutputArmDeadline | LeaseOutputScheduleRenew | LeaseOutputAcquired, Verdict: policy.Fired} // lease.fsm:89
-		case LeaseConflict:
-			return LeaseResult{Next: s, Outputs: LeaseOutputLoad, Verdict: policy.Fired} // lease.fsm:90
-		case LeaseRepoFailed:
-			return LeaseResult{Next: LeaseIdle, Outputs: LeaseOutputRepoError, Verdict: policy.Fired} // lease.fsm:91
-		case LeaseAcquire, LeaseRenewDue, LeaseDeadlinePassed, LeaseFenceTaken, LeaseRelease:
+		case policy.LeaseSaved:
+			return LeaseResult{Next: LeaseHeld, Outputs: policy.LeaseOutputArmDeadline | policy.LeaseOutputScheduleRenew | policy.LeaseOutputAcquired, Verdict: policy.Fired} // lease.fsm:89
+		case policy.LeaseConflict:
+			return LeaseResult{Next: s, Outputs: policy.LeaseOutputLoad, Verdict: policy.Fired} // lease.fsm:90
+		case policy.LeaseRepoFailed:
+			return LeaseResult{Next: LeaseIdle, Outputs: policy.LeaseOutputRepoError, Verdict: policy.Fired} // lease.fsm:91
+		case policy.LeaseAcquire, policy.LeaseRenewDue, policy.LeaseDeadlinePassed, policy.LeaseFenceTaken, policy.LeaseRelease:
 			return LeaseResult{Next: s, Verdict: policy.Rejected}
 		}
 	case LeaseHeld:
 		switch t {
-		case LeaseRenewDue:
-			return LeaseResult{Next: LeaseRenewing, Outputs: LeaseOutputRenew, Verdict: policy.Fired} // lease.fsm:96
-		case LeaseDeadlinePassed:
-			return LeaseResult{Next: LeaseLost, Outputs: LeaseOutputDeclareLost, Verdict: policy.Fired} // lease.fsm:100
-		case LeaseFenceTaken:
+		case policy.LeaseRenewDue:
+			return LeaseResult{Next: LeaseRenewing, Outputs: policy.LeaseOutputRenew, Verdict: policy.Fired} // lease.fsm:96
+		case policy.LeaseDeadlinePassed:
+			return LeaseResult{Next: LeaseLost, Outputs: policy.LeaseOutputDeclareLost, Verdict: policy.Fired} // lease.fsm:100
+		case policy.LeaseFenceTaken:
 			switch {
-			case f&LeaseFactRecordOurs != 0: // lease.fsm:106
-				return LeaseResult{Next: s, Outputs: LeaseOutputRunFenced, Verdict: policy.Fired}
-			case f&LeaseFactRecordOurs == 0: // lease.fsm:107
-				return LeaseResult{Next: LeaseLost, Outputs: LeaseOutputDeclareLost | LeaseOutputRefuseFenced, Verdict: policy.Fired}
+			case f&policy.LeaseFactRecordOurs != 0: // lease.fsm:106
+				return LeaseResult{Next: s, Outputs: policy.LeaseOutputRunFenced, Verdict: policy.Fired}
+			case f&policy.LeaseFactRecordOurs == 0: // lease.fsm:107
+				return LeaseResult{Next: LeaseLost, Outputs: policy.LeaseOutputDeclareLost | policy.LeaseOutputRefuseFenced, Verdict: policy.Fired}
 			}
-		case LeaseRelease:
-			return LeaseResult{Next: LeaseReleasing, Outputs: LeaseOutputLoad, Verdict: policy.Fired} // lease.fsm:117
-		case LeaseAcquire, LeaseLoaded, LeaseSaved, LeaseConflict, LeaseRepoFailed:
+		case policy.LeaseRelease:
+			return LeaseResult{Next: LeaseReleasing, Outputs: policy.LeaseOutputLoad, Verdict: policy.Fired} // lease.fsm:117
+		case policy.LeaseAcquire, policy.LeaseLoaded, policy.LeaseSaved, policy.LeaseConflict, policy.LeaseRepoFailed:
 			return LeaseResult{Next: s, Verdict: policy.Rejected}
 		}
 	case LeaseRenewing:
 		switch t {
-		case LeaseSaved:
-			return LeaseResult{Next: LeaseHeld, Outputs: LeaseOutputArmDeadline | LeaseOutputScheduleRenew, Verdict: policy.Fired} // lease.fsm:97
-		case LeaseConflict:
-			return LeaseResult{Next: LeaseLost, Outputs: LeaseOutputDeclareLost, Verdict: policy.Fired} // lease.fsm:99
-		case LeaseRepoFailed:
-			return LeaseResult{Next: LeaseHeld, Outputs: LeaseOutputScheduleRetry, Verdict: policy.Fired} // lease.fsm:98
-		case LeaseDeadlinePassed:
-			return LeaseResult{Next: LeaseLost, Outputs: LeaseOutputDeclareLost, Verdict: policy.Fired} // lease.fsm:101
-		case LeaseFenceTaken:
+		case policy.LeaseSaved:
+			return LeaseResult{Next: LeaseHeld, Outputs: policy.LeaseOutputArmDeadline | policy.LeaseOutputScheduleRenew, Verdict: policy.Fired} // lease.fsm:97
+		case policy.LeaseConflict:
+			return LeaseResult{Next: LeaseLost, Outputs: policy.LeaseOutputDeclareLost, Verdict: policy.Fired} // lease.fsm:99
+		case policy.LeaseRepoFailed:
+			return LeaseResult{Next: LeaseHeld, Outputs: policy.LeaseOutputScheduleRetry, Verdict: policy.Fired} // lease.fsm:98
+		case policy.LeaseDeadlinePassed:
+			return LeaseResult{Next: LeaseLost, Outputs: policy.LeaseOutputDeclareLost, Verdict: policy.Fired} // lease.fsm:101
+		case policy.LeaseFenceTaken:
 			switch {
-			case f&LeaseFactRecordOurs != 0: // lease.fsm:108
-				return LeaseResult{Next: s, Outputs: LeaseOutputRunFenced, Verdict: policy.Fired}
-			case f&LeaseFactRecordOurs == 0: // lease.fsm:109
-				return LeaseResult{Next: LeaseLost, Outputs: LeaseOutputDeclareLost | LeaseOutputRefuseFenced, Verdict: policy.Fired}
+			case f&policy.LeaseFactRecordOurs != 0: // lease.fsm:108
+				return LeaseResult{Next: s, Outputs: policy.LeaseOutputRunFenced, Verdict: policy.Fired}
+			case f&policy.LeaseFactRecordOurs == 0: // lease.fsm:109
+				return LeaseResult{Next: LeaseLost, Outputs: policy.LeaseOutputDeclareLost | policy.LeaseOutputRefuseFenced, Verdict: policy.Fired}
 			}
-		case LeaseAcquire, LeaseLoaded, LeaseRenewDue, LeaseRelease:
+		case policy.LeaseAcquire, policy.LeaseLoaded, policy.LeaseRenewDue, policy.LeaseRelease:
 			return LeaseResult{Next: s, Verdict: policy.Rejected}
 		}
 	case LeaseLost:
 		switch t {
-		case LeaseFenceTaken:
-			return LeaseResult{Next: s, Outputs: LeaseOutputRefuseFenced, Verdict: policy.Fired} // lease.fsm:110
-		case LeaseRelease:
-			return LeaseResult{Next: LeaseReleasing, Outputs: LeaseOutputLoad, Verdict: policy.Fired} // lease.fsm:118
-		case LeaseSaved, LeaseConflict, LeaseRepoFailed, LeaseRenewDue, LeaseDeadlinePassed:
+		case policy.LeaseFenceTaken:
+			return LeaseResult{Next: s, Outputs: policy.LeaseOutputRefuseFenced, Verdict: policy.Fired} // lease.fsm:110
+		case policy.LeaseRelease:
+			return LeaseResult{Next: LeaseReleasing, Outputs: policy.LeaseOutputLoad, Verdict: policy.Fired} // lease.fsm:118
+		case policy.LeaseSaved, policy.LeaseConflict, policy.LeaseRepoFailed, policy.LeaseRenewDue, policy.LeaseDeadlinePassed:
 			return LeaseResult{Next: s, Verdict: policy.Ignored}
-		case LeaseAcquire, LeaseLoaded:
+		case policy.LeaseAcquire, policy.LeaseLoaded:
 			return LeaseResult{Next: s, Verdict: policy.Rejected}
 		}
 	case LeaseReleasing:
 		switch t {
-		case LeaseLoaded:
+		case policy.LeaseLoaded:
 			switch {
-			case f&LeaseFactRecordOurs != 0: // lease.fsm:119
-				return LeaseResult{Next: s, Outputs: LeaseOutputTombstone, Verdict: policy.Fired}
-			case f&LeaseFactRecordOurs == 0: // lease.fsm:120
-				return LeaseResult{Next: LeaseReleased, Outputs: LeaseOutputStopTimers | LeaseOutputEndHandle, Verdict: policy.Fired}
+			case f&policy.LeaseFactRecordOurs != 0: // lease.fsm:119
+				return LeaseResult{Next: s, Outputs: policy.LeaseOutputTombstone, Verdict: policy.Fired}
+			case f&policy.LeaseFactRecordOurs == 0: // lease.fsm:120
+				return LeaseResult{Next: LeaseReleased, Outputs: policy.LeaseOutputStopTimers | policy.LeaseOutputEndHandle, Verdict: policy.Fired}
 			}
-		case LeaseSaved:
-			return LeaseResult{Next: LeaseReleased, Outputs: LeaseOutputStopTimers | LeaseOutputEndHandle, Verdict: policy.Fired} // lease.fsm:121
-		case LeaseConflict:
-			return LeaseResult{Next: LeaseReleased, Outputs: LeaseOutputStopTimers | LeaseOutputEndHandle, Verdict: policy.Fired} // lease.fsm:122
-		case LeaseRepoFailed:
-			return LeaseResult{Next: LeaseReleased, Outputs: LeaseOutputStopTimers | LeaseOutputRepoError | LeaseOutputEndHandle, Verdict: policy.Fired} // lease.fsm:123
-		case LeaseDeadlinePassed:
-			return LeaseResult{Next: s, Outputs: LeaseOutputDeclareLost, Verdict: policy.Fired} // lease.fsm:124
-		case LeaseFenceTaken:
-			return LeaseResult{Next: s, Outputs: LeaseOutputRefuseFenced, Verdict: policy.Fired} // lease.fsm:111
-		case LeaseRenewDue, LeaseRelease:
+		case policy.LeaseSaved:
+			return LeaseResult{Next: LeaseReleased, Outputs: policy.LeaseOutputStopTimers | policy.LeaseOutputEndHandle, Verdict: policy.Fired} // lease.fsm:121
+		case policy.LeaseConflict:
+			return LeaseResult{Next: LeaseReleased, Outputs: policy.LeaseOutputStopTimers | policy.LeaseOutputEndHandle, Verdict: policy.Fired} // lease.fsm:122
+		case policy.LeaseRepoFailed:
+			return LeaseResult{Next: LeaseReleased, Outputs: policy.LeaseOutputStopTimers | policy.LeaseOutputRepoError | policy.LeaseOutputEndHandle, Verdict: policy.Fired} // lease.fsm:123
+		case policy.LeaseDeadlinePassed:
+			return LeaseResult{Next: s, Outputs: policy.LeaseOutputDeclareLost, Verdict: policy.Fired} // lease.fsm:124
+		case policy.LeaseFenceTaken:
+			return LeaseResult{Next: s, Outputs: policy.LeaseOutputRefuseFenced, Verdict: policy.Fired} // lease.fsm:111
+		case policy.LeaseRenewDue, policy.LeaseRelease:
 			return LeaseResult{Next: s, Verdict: policy.Ignored}
-		case LeaseAcquire:
+		case policy.LeaseAcquire:
 			return LeaseResult{Next: s, Verdict: policy.Rejected}
 		}
 	case LeaseReleased:
 		switch t {
-		case LeaseFenceTaken:
-			return LeaseResult{Next: s, Outputs: LeaseOutputRefuseFenced, Verdict: policy.Fired} // lease.fsm:112
-		case LeaseRenewDue, LeaseDeadlinePassed, LeaseRelease:
+		case policy.LeaseFenceTaken:
+			return LeaseResult{Next: s, Outputs: policy.LeaseOutputRefuseFenced, Verdict: policy.Fired} // lease.fsm:112
+		case policy.LeaseRenewDue, policy.LeaseDeadlinePassed, policy.LeaseRelease:
 			return LeaseResult{Next: s, Verdict: policy.Ignored}
-		case LeaseAcquire, LeaseLoaded, LeaseSaved, LeaseConflict, LeaseRepoFailed:
+		case policy.LeaseAcquire, policy.LeaseLoaded, policy.LeaseSaved, policy.LeaseConflict, policy.LeaseRepoFailed:
 			return LeaseResult{Next: s, Verdict: policy.Rejected}
 		}
 	}
@@ -369,12 +229,9 @@ func (leasePolicy) Initial() policy.StateID { return policy.StateID(LeaseIdle) }
 func (leasePolicy) Table() *policy.Table    { return leaseTable }
 
 func (leasePolicy) Step(s policy.StateID, t policy.TriggerID, f policy.Facts) policy.Result {
-	r := LeaseStep(LeaseState(s), LeaseTrigger(t), LeaseFacts(f))
-	return policy.Result{Next: policy.StateID(r.Next), Outputs: policy.Outputs(r.Outputs), Verdict: r.Verdict}
+	r := LeaseStep(LeaseState(s), t, f)
+	return policy.Result{Next: policy.StateID(r.Next), Outputs: r.Outputs, Verdict: r.Verdict}
 }
-
-// LeaseTable returns the Lease machine's transition table as data. Callers must not modify it.
-func LeaseTable() *policy.Table { return leaseTable }
 
 var leaseTable = &policy.Table{
 	Name:    "Lease",
@@ -426,228 +283,78 @@ var leaseTable = &policy.Table{
 		{Name: "endHandle", Doc: "endHandle ends the handle: fenced work still running is cancelled and Close returns."},
 	},
 	Rows: []policy.Row{
-		{From: policy.StateID(LeaseIdle), Trigger: policy.TriggerID(LeaseAcquire), Outputs: policy.Outputs(LeaseOutputLoad), To: policy.StateID(LeaseAcquiring), Line: 84},
-		{From: policy.StateID(LeaseAcquiring), Trigger: policy.TriggerID(LeaseLoaded), Guard: policy.Guard{Mask: policy.Facts(LeaseFactRecordFree), Want: policy.Facts(LeaseFactRecordFree)}, Outputs: policy.Outputs(LeaseOutputClaim), To: policy.StateID(LeaseAcquiring), Internal: true, Line: 85},
-		{From: policy.StateID(LeaseAcquiring), Trigger: policy.TriggerID(LeaseLoaded), Guard: policy.Guard{Mask: policy.Facts(LeaseFactRecordFree | LeaseFactHolderDead), Want: policy.Facts(LeaseFactHolderDead)}, Outputs: policy.Outputs(LeaseOutputClaim), To: policy.StateID(LeaseAcquiring), Internal: true, Line: 86},
-		{From: policy.StateID(LeaseAcquiring), Trigger: policy.TriggerID(LeaseLoaded), Guard: policy.Guard{Mask: policy.Facts(LeaseFactRecordFree | LeaseFactHolderDead | LeaseFactTtlElapsed), Want: policy.Facts(LeaseFactTtlElapsed)}, Outputs: policy.Outputs(LeaseOutputClaim), To: policy.StateID(LeaseAcquiring), Internal: true, Line: 87},
-		{From: policy.StateID(LeaseAcquiring), Trigger: policy.TriggerID(LeaseLoaded), Guard: policy.Guard{Mask: policy.Facts(LeaseFactRecordFree | LeaseFactHolderDead | LeaseFactTtlElapsed)}, Outputs: policy.Outputs(LeaseOutputHeldError), To: policy.StateID(LeaseIdle), Line: 88},
-		{From: policy.StateID(LeaseAcquiring), Trigger: policy.TriggerID(LeaseSaved), Outputs: policy.Outputs(LeaseOutputArmDeadline | LeaseOutputScheduleRenew | LeaseOutputAcquired), To: policy.StateID(LeaseHeld), Line: 89},
-		{From: policy.StateID(LeaseAcquiring), Trigger: policy.TriggerID(LeaseConflict), Outputs: policy.Outputs(LeaseOutputLoad), To: policy.StateID(LeaseAcquiring), Internal: true, Line: 90},
-		{From: policy.StateID(LeaseAcquiring), Trigger: policy.TriggerID(LeaseRepoFailed), Outputs: policy.Outputs(LeaseOutputRepoError), To: policy.StateID(LeaseIdle), Line: 91},
-		{From: policy.StateID(LeaseHeld), Trigger: policy.TriggerID(LeaseRenewDue), Outputs: policy.Outputs(LeaseOutputRenew), To: policy.StateID(LeaseRenewing), Line: 96},
-		{From: policy.StateID(LeaseRenewing), Trigger: policy.TriggerID(LeaseSaved), Outputs: policy.Outputs(LeaseOutputArmDeadline | LeaseOutputScheduleRenew), To: policy.StateID(LeaseHeld), Line: 97},
-		{From: policy.StateID(LeaseRenewing), Trigger: policy.TriggerID(LeaseRepoFailed), Outputs: policy.Outputs(LeaseOutputScheduleRetry), To: policy.StateID(LeaseHeld), Line: 98},
-		{From: policy.StateID(LeaseRenewing), Trigger: policy.TriggerID(LeaseConflict), Outputs: policy.Outputs(LeaseOutputDeclareLost), To: policy.StateID(LeaseLost), Line: 99},
-		{From: policy.StateID(LeaseHeld), Trigger: policy.TriggerID(LeaseDeadlinePassed), Outputs: policy.Outputs(LeaseOutputDeclareLost), To: policy.StateID(LeaseLost), Line: 100},
-		{From: policy.StateID(LeaseRenewing), Trigger: policy.TriggerID(LeaseDeadlinePassed), Outputs: policy.Outputs(LeaseOutputDeclareLost), To: policy.StateID(LeaseLost), Line: 101},
-		{From: policy.StateID(LeaseHeld), Trigger: policy.TriggerID(LeaseFenceTaken), Guard: policy.Guard{Mask: policy.Facts(LeaseFactRecordOurs), Want: policy.Facts(LeaseFactRecordOurs)}, Outputs: policy.Outputs(LeaseOutputRunFenced), To: policy.StateID(LeaseHeld), Internal: true, Line: 106},
-		{From: policy.StateID(LeaseHeld), Trigger: policy.TriggerID(LeaseFenceTaken), Guard: policy.Guard{Mask: policy.Facts(LeaseFactRecordOurs)}, Outputs: policy.Outputs(LeaseOutputDeclareLost | LeaseOutputRefuseFenced), To: policy.StateID(LeaseLost), Line: 107},
-		{From: policy.StateID(LeaseRenewing), Trigger: policy.TriggerID(LeaseFenceTaken), Guard: policy.Guard{Mask: policy.Facts(LeaseFactRecordOurs), Want: policy.Facts(LeaseFactRecordOurs)}, Outputs: policy.Outputs(LeaseOutputRunFenced), To: policy.StateID(LeaseRenewing), Internal: true, Line: 108},
-		{From: policy.StateID(LeaseRenewing), Trigger: policy.TriggerID(LeaseFenceTaken), Guard: policy.Guard{Mask: policy.Facts(LeaseFactRecordOurs)}, Outputs: policy.Outputs(LeaseOutputDeclareLost | LeaseOutputRefuseFenced), To: policy.StateID(LeaseLost), Line: 109},
-		{From: policy.StateID(LeaseLost), Trigger: policy.TriggerID(LeaseFenceTaken), Outputs: policy.Outputs(LeaseOutputRefuseFenced), To: policy.StateID(LeaseLost), Internal: true, Line: 110},
-		{From: policy.StateID(LeaseReleasing), Trigger: policy.TriggerID(LeaseFenceTaken), Outputs: policy.Outputs(LeaseOutputRefuseFenced), To: policy.StateID(LeaseReleasing), Internal: true, Line: 111},
-		{From: policy.StateID(LeaseReleased), Trigger: policy.TriggerID(LeaseFenceTaken), Outputs: policy.Outputs(LeaseOutputRefuseFenced), To: policy.StateID(LeaseReleased), Internal: true, Line: 112},
-		{From: policy.StateID(LeaseHeld), Trigger: policy.TriggerID(LeaseRelease), Outputs: policy.Outputs(LeaseOutputLoad), To: policy.StateID(LeaseReleasing), Line: 117},
-		{From: policy.StateID(LeaseLost), Trigger: policy.TriggerID(LeaseRelease), Outputs: policy.Outputs(LeaseOutputLoad), To: policy.StateID(LeaseReleasing), Line: 118},
-		{From: policy.StateID(LeaseReleasing), Trigger: policy.TriggerID(LeaseLoaded), Guard: policy.Guard{Mask: policy.Facts(LeaseFactRecordOurs), Want: policy.Facts(LeaseFactRecordOurs)}, Outputs: policy.Outputs(LeaseOutputTombstone), To: policy.StateID(LeaseReleasing), Internal: true, Line: 119},
-		{From: policy.StateID(LeaseReleasing), Trigger: policy.TriggerID(LeaseLoaded), Guard: policy.Guard{Mask: policy.Facts(LeaseFactRecordOurs)}, Outputs: policy.Outputs(LeaseOutputStopTimers | LeaseOutputEndHandle), To: policy.StateID(LeaseReleased), Line: 120},
-		{From: policy.StateID(LeaseReleasing), Trigger: policy.TriggerID(LeaseSaved), Outputs: policy.Outputs(LeaseOutputStopTimers | LeaseOutputEndHandle), To: policy.StateID(LeaseReleased), Line: 121},
-		{From: policy.StateID(LeaseReleasing), Trigger: policy.TriggerID(LeaseConflict), Outputs: policy.Outputs(LeaseOutputStopTimers | LeaseOutputEndHandle), To: policy.StateID(LeaseReleased), Line: 122},
-		{From: policy.StateID(LeaseReleasing), Trigger: policy.TriggerID(LeaseRepoFailed), Outputs: policy.Outputs(LeaseOutputStopTimers | LeaseOutputRepoError | LeaseOutputEndHandle), To: policy.StateID(LeaseReleased), Line: 123},
-		{From: policy.StateID(LeaseReleasing), Trigger: policy.TriggerID(LeaseDeadlinePassed), Outputs: policy.Outputs(LeaseOutputDeclareLost), To: policy.StateID(LeaseReleasing), Internal: true, Line: 124},
+		{From: policy.StateID(LeaseIdle), Trigger: policy.TriggerID(policy.LeaseAcquire), Outputs: policy.Outputs(policy.LeaseOutputLoad), To: policy.StateID(LeaseAcquiring), Line: 84},
+		{From: policy.StateID(LeaseAcquiring), Trigger: policy.TriggerID(policy.LeaseLoaded), Guard: policy.Guard{Mask: policy.Facts(policy.LeaseFactRecordFree), Want: policy.Facts(policy.LeaseFactRecordFree)}, Outputs: policy.Outputs(policy.LeaseOutputClaim), To: policy.StateID(LeaseAcquiring), Internal: true, Line: 85},
+		{From: policy.StateID(LeaseAcquiring), Trigger: policy.TriggerID(policy.LeaseLoaded), Guard: policy.Guard{Mask: policy.Facts(policy.LeaseFactRecordFree | policy.LeaseFactHolderDead), Want: policy.Facts(policy.LeaseFactHolderDead)}, Outputs: policy.Outputs(policy.LeaseOutputClaim), To: policy.StateID(LeaseAcquiring), Internal: true, Line: 86},
+		{From: policy.StateID(LeaseAcquiring), Trigger: policy.TriggerID(policy.LeaseLoaded), Guard: policy.Guard{Mask: policy.Facts(policy.LeaseFactRecordFree | policy.LeaseFactHolderDead | policy.LeaseFactTtlElapsed), Want: policy.Facts(policy.LeaseFactTtlElapsed)}, Outputs: policy.Outputs(policy.LeaseOutputClaim), To: policy.StateID(LeaseAcquiring), Internal: true, Line: 87},
+		{From: policy.StateID(LeaseAcquiring), Trigger: policy.TriggerID(policy.LeaseLoaded), Guard: policy.Guard{Mask: policy.Facts(policy.LeaseFactRecordFree | policy.LeaseFactHolderDead | policy.LeaseFactTtlElapsed)}, Outputs: policy.Outputs(policy.LeaseOutputHeldError), To: policy.StateID(LeaseIdle), Line: 88},
+		{From: policy.StateID(LeaseAcquiring), Trigger: policy.TriggerID(policy.LeaseSaved), Outputs: policy.Outputs(policy.LeaseOutputArmDeadline | policy.LeaseOutputScheduleRenew | policy.LeaseOutputAcquired), To: policy.StateID(LeaseHeld), Line: 89},
+		{From: policy.StateID(LeaseAcquiring), Trigger: policy.TriggerID(policy.LeaseConflict), Outputs: policy.Outputs(policy.LeaseOutputLoad), To: policy.StateID(LeaseAcquiring), Internal: true, Line: 90},
+		{From: policy.StateID(LeaseAcquiring), Trigger: policy.TriggerID(policy.LeaseRepoFailed), Outputs: policy.Outputs(policy.LeaseOutputRepoError), To: policy.StateID(LeaseIdle), Line: 91},
+		{From: policy.StateID(LeaseHeld), Trigger: policy.TriggerID(policy.LeaseRenewDue), Outputs: policy.Outputs(policy.LeaseOutputRenew), To: policy.StateID(LeaseRenewing), Line: 96},
+		{From: policy.StateID(LeaseRenewing), Trigger: policy.TriggerID(policy.LeaseSaved), Outputs: policy.Outputs(policy.LeaseOutputArmDeadline | policy.LeaseOutputScheduleRenew), To: policy.StateID(LeaseHeld), Line: 97},
+		{From: policy.StateID(LeaseRenewing), Trigger: policy.TriggerID(policy.LeaseRepoFailed), Outputs: policy.Outputs(policy.LeaseOutputScheduleRetry), To: policy.StateID(LeaseHeld), Line: 98},
+		{From: policy.StateID(LeaseRenewing), Trigger: policy.TriggerID(policy.LeaseConflict), Outputs: policy.Outputs(policy.LeaseOutputDeclareLost), To: policy.StateID(LeaseLost), Line: 99},
+		{From: policy.StateID(LeaseHeld), Trigger: policy.TriggerID(policy.LeaseDeadlinePassed), Outputs: policy.Outputs(policy.LeaseOutputDeclareLost), To: policy.StateID(LeaseLost), Line: 100},
+		{From: policy.StateID(LeaseRenewing), Trigger: policy.TriggerID(policy.LeaseDeadlinePassed), Outputs: policy.Outputs(policy.LeaseOutputDeclareLost), To: policy.StateID(LeaseLost), Line: 101},
+		{From: policy.StateID(LeaseHeld), Trigger: policy.TriggerID(policy.LeaseFenceTaken), Guard: policy.Guard{Mask: policy.Facts(policy.LeaseFactRecordOurs), Want: policy.Facts(policy.LeaseFactRecordOurs)}, Outputs: policy.Outputs(policy.LeaseOutputRunFenced), To: policy.StateID(LeaseHeld), Internal: true, Line: 106},
+		{From: policy.StateID(LeaseHeld), Trigger: policy.TriggerID(policy.LeaseFenceTaken), Guard: policy.Guard{Mask: policy.Facts(policy.LeaseFactRecordOurs)}, Outputs: policy.Outputs(policy.LeaseOutputDeclareLost | policy.LeaseOutputRefuseFenced), To: policy.StateID(LeaseLost), Line: 107},
+		{From: policy.StateID(LeaseRenewing), Trigger: policy.TriggerID(policy.LeaseFenceTaken), Guard: policy.Guard{Mask: policy.Facts(policy.LeaseFactRecordOurs), Want: policy.Facts(policy.LeaseFactRecordOurs)}, Outputs: policy.Outputs(policy.LeaseOutputRunFenced), To: policy.StateID(LeaseRenewing), Internal: true, Line: 108},
+		{From: policy.StateID(LeaseRenewing), Trigger: policy.TriggerID(policy.LeaseFenceTaken), Guard: policy.Guard{Mask: policy.Facts(policy.LeaseFactRecordOurs)}, Outputs: policy.Outputs(policy.LeaseOutputDeclareLost | policy.LeaseOutputRefuseFenced), To: policy.StateID(LeaseLost), Line: 109},
+		{From: policy.StateID(LeaseLost), Trigger: policy.TriggerID(policy.LeaseFenceTaken), Outputs: policy.Outputs(policy.LeaseOutputRefuseFenced), To: policy.StateID(LeaseLost), Internal: true, Line: 110},
+		{From: policy.StateID(LeaseReleasing), Trigger: policy.TriggerID(policy.LeaseFenceTaken), Outputs: policy.Outputs(policy.LeaseOutputRefuseFenced), To: policy.StateID(LeaseReleasing), Internal: true, Line: 111},
+		{From: policy.StateID(LeaseReleased), Trigger: policy.TriggerID(policy.LeaseFenceTaken), Outputs: policy.Outputs(policy.LeaseOutputRefuseFenced), To: policy.StateID(LeaseReleased), Internal: true, Line: 112},
+		{From: policy.StateID(LeaseHeld), Trigger: policy.TriggerID(policy.LeaseRelease), Outputs: policy.Outputs(policy.LeaseOutputLoad), To: policy.StateID(LeaseReleasing), Line: 117},
+		{From: policy.StateID(LeaseLost), Trigger: policy.TriggerID(policy.LeaseRelease), Outputs: policy.Outputs(policy.LeaseOutputLoad), To: policy.StateID(LeaseReleasing), Line: 118},
+		{From: policy.StateID(LeaseReleasing), Trigger: policy.TriggerID(policy.LeaseLoaded), Guard: policy.Guard{Mask: policy.Facts(policy.LeaseFactRecordOurs), Want: policy.Facts(policy.LeaseFactRecordOurs)}, Outputs: policy.Outputs(policy.LeaseOutputTombstone), To: policy.StateID(LeaseReleasing), Internal: true, Line: 119},
+		{From: policy.StateID(LeaseReleasing), Trigger: policy.TriggerID(policy.LeaseLoaded), Guard: policy.Guard{Mask: policy.Facts(policy.LeaseFactRecordOurs)}, Outputs: policy.Outputs(policy.LeaseOutputStopTimers | policy.LeaseOutputEndHandle), To: policy.StateID(LeaseReleased), Line: 120},
+		{From: policy.StateID(LeaseReleasing), Trigger: policy.TriggerID(policy.LeaseSaved), Outputs: policy.Outputs(policy.LeaseOutputStopTimers | policy.LeaseOutputEndHandle), To: policy.StateID(LeaseReleased), Line: 121},
+		{From: policy.StateID(LeaseReleasing), Trigger: policy.TriggerID(policy.LeaseConflict), Outputs: policy.Outputs(policy.LeaseOutputStopTimers | policy.LeaseOutputEndHandle), To: policy.StateID(LeaseReleased), Line: 122},
+		{From: policy.StateID(LeaseReleasing), Trigger: policy.TriggerID(policy.LeaseRepoFailed), Outputs: policy.Outputs(policy.LeaseOutputStopTimers | policy.LeaseOutputRepoError | policy.LeaseOutputEndHandle), To: policy.StateID(LeaseReleased), Line: 123},
+		{From: policy.StateID(LeaseReleasing), Trigger: policy.TriggerID(policy.LeaseDeadlinePassed), Outputs: policy.Outputs(policy.LeaseOutputDeclareLost), To: policy.StateID(LeaseReleasing), Internal: true, Line: 124},
 	},
 	Ignores: []policy.Pair{
-		{State: policy.StateID(LeaseLost), Trigger: policy.TriggerID(LeaseSaved)},
-		{State: policy.StateID(LeaseLost), Trigger: policy.TriggerID(LeaseConflict)},
-		{State: policy.StateID(LeaseLost), Trigger: policy.TriggerID(LeaseRepoFailed)},
-		{State: policy.StateID(LeaseLost), Trigger: policy.TriggerID(LeaseRenewDue)},
-		{State: policy.StateID(LeaseLost), Trigger: policy.TriggerID(LeaseDeadlinePassed)},
-		{State: policy.StateID(LeaseReleasing), Trigger: policy.TriggerID(LeaseRenewDue)},
-		{State: policy.StateID(LeaseReleasing), Trigger: policy.TriggerID(LeaseRelease)},
-		{State: policy.StateID(LeaseReleased), Trigger: policy.TriggerID(LeaseRenewDue)},
-		{State: policy.StateID(LeaseReleased), Trigger: policy.TriggerID(LeaseDeadlinePassed)},
-		{State: policy.StateID(LeaseReleased), Trigger: policy.TriggerID(LeaseRelease)},
+		{State: policy.StateID(LeaseLost), Trigger: policy.TriggerID(policy.LeaseSaved)},
+		{State: policy.StateID(LeaseLost), Trigger: policy.TriggerID(policy.LeaseConflict)},
+		{State: policy.StateID(LeaseLost), Trigger: policy.TriggerID(policy.LeaseRepoFailed)},
+		{State: policy.StateID(LeaseLost), Trigger: policy.TriggerID(policy.LeaseRenewDue)},
+		{State: policy.StateID(LeaseLost), Trigger: policy.TriggerID(policy.LeaseDeadlinePassed)},
+		{State: policy.StateID(LeaseReleasing), Trigger: policy.TriggerID(policy.LeaseRenewDue)},
+		{State: policy.StateID(LeaseReleasing), Trigger: policy.TriggerID(policy.LeaseRelease)},
+		{State: policy.StateID(LeaseReleased), Trigger: policy.TriggerID(policy.LeaseRenewDue)},
+		{State: policy.StateID(LeaseReleased), Trigger: policy.TriggerID(policy.LeaseDeadlinePassed)},
+		{State: policy.StateID(LeaseReleased), Trigger: policy.TriggerID(policy.LeaseRelease)},
 	},
 	Rejects: []policy.Pair{
-		{State: policy.StateID(LeaseIdle), Trigger: policy.TriggerID(LeaseLoaded)},
-		{State: policy.StateID(LeaseIdle), Trigger: policy.TriggerID(LeaseSaved)},
-		{State: policy.StateID(LeaseIdle), Trigger: policy.TriggerID(LeaseConflict)},
-		{State: policy.StateID(LeaseIdle), Trigger: policy.TriggerID(LeaseRepoFailed)},
-		{State: policy.StateID(LeaseIdle), Trigger: policy.TriggerID(LeaseRenewDue)},
-		{State: policy.StateID(LeaseIdle), Trigger: policy.TriggerID(LeaseDeadlinePassed)},
-		{State: policy.StateID(LeaseIdle), Trigger: policy.TriggerID(LeaseFenceTaken)},
-		{State: policy.StateID(LeaseIdle), Trigger: policy.TriggerID(LeaseRelease)},
-		{State: policy.StateID(LeaseAcquiring), Trigger: policy.TriggerID(LeaseAcquire)},
-		{State: policy.StateID(LeaseAcquiring), Trigger: policy.TriggerID(LeaseRenewDue)},
-		{State: policy.StateID(LeaseAcquiring), Trigger: policy.TriggerID(LeaseDeadlinePassed)},
-		{State: policy.StateID(LeaseAcquiring), Trigger: policy.TriggerID(LeaseFenceTaken)},
-		{State: policy.StateID(LeaseAcquiring), Trigger: policy.TriggerID(LeaseRelease)},
-		{State: policy.StateID(LeaseHeld), Trigger: policy.TriggerID(LeaseAcquire)},
-		{State: policy.StateID(LeaseHeld), Trigger: policy.TriggerID(LeaseLoaded)},
-		{State: policy.StateID(LeaseHeld), Trigger: policy.TriggerID(LeaseSaved)},
-		{State: policy.StateID(LeaseHeld), Trigger: policy.TriggerID(LeaseConflict)},
-		{State: policy.StateID(LeaseHeld), Trigger: policy.TriggerID(LeaseRepoFailed)},
-		{State: policy.StateID(LeaseRenewing), Trigger: policy.TriggerID(LeaseAcquire)},
-		{State: policy.StateID(LeaseRenewing), Trigger: policy.TriggerID(LeaseLoaded)},
-		{State: policy.StateID(LeaseRenewing), Trigger: policy.TriggerID(LeaseRenewDue)},
-		{State: policy.StateID(LeaseRenewing), Trigger: policy.TriggerID(LeaseRelease)},
-		{State: policy.StateID(LeaseLost), Trigger: policy.TriggerID(LeaseAcquire)},
-		{State: policy.StateID(LeaseLost), Trigger: policy.TriggerID(LeaseLoaded)},
-		{State: policy.StateID(LeaseReleasing), Trigger: policy.TriggerID(LeaseAcquire)},
-		{State: policy.StateID(LeaseReleased), Trigger: policy.TriggerID(LeaseAcquire)},
-		{State: policy.StateID(LeaseReleased), Trigger: policy.TriggerID(LeaseLoaded)},
-		{State: policy.StateID(LeaseReleased), Trigger: policy.TriggerID(LeaseSaved)},
-		{State: policy.StateID(LeaseReleased), Trigger: policy.TriggerID(LeaseConflict)},
-		{State: policy.StateID(LeaseReleased), Trigger: policy.TriggerID(LeaseRepoFailed)},
+		{State: policy.StateID(LeaseIdle), Trigger: policy.TriggerID(policy.LeaseLoaded)},
+		{State: policy.StateID(LeaseIdle), Trigger: policy.TriggerID(policy.LeaseSaved)},
+		{State: policy.StateID(LeaseIdle), Trigger: policy.TriggerID(policy.LeaseConflict)},
+		{State: policy.StateID(LeaseIdle), Trigger: policy.TriggerID(policy.LeaseRepoFailed)},
+		{State: policy.StateID(LeaseIdle), Trigger: policy.TriggerID(policy.LeaseRenewDue)},
+		{State: policy.StateID(LeaseIdle), Trigger: policy.TriggerID(policy.LeaseDeadlinePassed)},
+		{State: policy.StateID(LeaseIdle), Trigger: policy.TriggerID(policy.LeaseFenceTaken)},
+		{State: policy.StateID(LeaseIdle), Trigger: policy.TriggerID(policy.LeaseRelease)},
+		{State: policy.StateID(LeaseAcquiring), Trigger: policy.TriggerID(policy.LeaseAcquire)},
+		{State: policy.StateID(LeaseAcquiring), Trigger: policy.TriggerID(policy.LeaseRenewDue)},
+		{State: policy.StateID(LeaseAcquiring), Trigger: policy.TriggerID(policy.LeaseDeadlinePassed)},
+		{State: policy.StateID(LeaseAcquiring), Trigger: policy.TriggerID(policy.LeaseFenceTaken)},
+		{State: policy.StateID(LeaseAcquiring), Trigger: policy.TriggerID(policy.LeaseRelease)},
+		{State: policy.StateID(LeaseHeld), Trigger: policy.TriggerID(policy.LeaseAcquire)},
+		{State: policy.StateID(LeaseHeld), Trigger: policy.TriggerID(policy.LeaseLoaded)},
+		{State: policy.StateID(LeaseHeld), Trigger: policy.TriggerID(policy.LeaseSaved)},
+		{State: policy.StateID(LeaseHeld), Trigger: policy.TriggerID(policy.LeaseConflict)},
+		{State: policy.StateID(LeaseHeld), Trigger: policy.TriggerID(policy.LeaseRepoFailed)},
+		{State: policy.StateID(LeaseRenewing), Trigger: policy.TriggerID(policy.LeaseAcquire)},
+		{State: policy.StateID(LeaseRenewing), Trigger: policy.TriggerID(policy.LeaseLoaded)},
+		{State: policy.StateID(LeaseRenewing), Trigger: policy.TriggerID(policy.LeaseRenewDue)},
+		{State: policy.StateID(LeaseRenewing), Trigger: policy.TriggerID(policy.LeaseRelease)},
+		{State: policy.StateID(LeaseLost), Trigger: policy.TriggerID(policy.LeaseAcquire)},
+		{State: policy.StateID(LeaseLost), Trigger: policy.TriggerID(policy.LeaseLoaded)},
+		{State: policy.StateID(LeaseReleasing), Trigger: policy.TriggerID(policy.LeaseAcquire)},
+		{State: policy.StateID(LeaseReleased), Trigger: policy.TriggerID(policy.LeaseAcquire)},
+		{State: policy.StateID(LeaseReleased), Trigger: policy.TriggerID(policy.LeaseLoaded)},
+		{State: policy.StateID(LeaseReleased), Trigger: policy.TriggerID(policy.LeaseSaved)},
+		{State: policy.StateID(LeaseReleased), Trigger: policy.TriggerID(policy.LeaseConflict)},
+		{State: policy.StateID(LeaseReleased), Trigger: policy.TriggerID(policy.LeaseRepoFailed)},
 	},
-}
-
-// NewLeaseStateless returns a github.com/qmuntal/stateless machine in state s that
-// behaves as LeaseStep; see ConfigureLeaseStateless.
-func NewLeaseStateless(s LeaseState, facts func() LeaseFacts, emit func(LeaseOutputs)) *stateless.StateMachine {
-	return ConfigureLeaseStateless(stateless.NewStateMachine(s), facts, emit)
-}
-
-// ConfigureLeaseStateless configures sm, whose states are LeaseState values, with the rows of
-// the Lease machine, and returns it. Guards read facts (nil means none hold).
-// Rows become Permit, PermitReentry or InternalTransition, ignored triggers
-// Ignore, and rejected ones stay unpermitted, so Fire returns an error.
-// A row that fires calls emit (if not nil) once with its outputs, even none:
-// an internal row from its action, any other from the entry action of its
-// target, which tells rows apart by their source and, if it must, by facts.
-//
-// stateless is the reference interpreter and a diagram source (sm.ToGraph),
-// not the hot path: LeaseStep is about a hundred times faster.
-func ConfigureLeaseStateless(sm *stateless.StateMachine, facts func() LeaseFacts, emit func(LeaseOutputs)) *stateless.StateMachine {
-	if facts == nil {
-		facts = func() LeaseFacts { return 0 }
-	}
-	if emit == nil {
-		emit = func(LeaseOutputs) {}
-	}
-	g := leaseGuards{facts: facts}
-	o := leaseEmitter{emit: emit}
-	// Rejected, so not permitted: LeaseLoaded, LeaseSaved, LeaseConflict, LeaseRepoFailed, LeaseRenewDue, LeaseDeadlinePassed, LeaseFenceTaken, LeaseRelease.
-	sm.Configure(LeaseIdle).
-		Permit(LeaseAcquire, LeaseAcquiring).
-		OnEntryFrom(LeaseLoaded, o.outputs(LeaseOutputHeldError)).
-		OnEntryFrom(LeaseRepoFailed, o.outputs(LeaseOutputRepoError))
-	// Rejected, so not permitted: LeaseAcquire, LeaseRenewDue, LeaseDeadlinePassed, LeaseFenceTaken, LeaseRelease.
-	sm.Configure(LeaseAcquiring).
-		InternalTransition(LeaseLoaded, o.outputs(LeaseOutputClaim), g.whenRecordFree).
-		InternalTransition(LeaseLoaded, o.outputs(LeaseOutputClaim), g.unlessRecordFree, g.whenHolderDead).
-		InternalTransition(LeaseLoaded, o.outputs(LeaseOutputClaim), g.unlessRecordFree, g.unlessHolderDead, g.whenTtlElapsed).
-		Permit(LeaseLoaded, LeaseIdle, g.unlessRecordFree, g.unlessHolderDead, g.unlessTtlElapsed).
-		Permit(LeaseSaved, LeaseHeld).
-		InternalTransition(LeaseConflict, o.outputs(LeaseOutputLoad)).
-		Permit(LeaseRepoFailed, LeaseIdle).
-		OnEntryFrom(LeaseAcquire, o.outputs(LeaseOutputLoad))
-	// Rejected, so not permitted: LeaseAcquire, LeaseLoaded, LeaseSaved, LeaseConflict, LeaseRepoFailed.
-	sm.Configure(LeaseHeld).
-		Permit(LeaseRenewDue, LeaseRenewing).
-		Permit(LeaseDeadlinePassed, LeaseLost).
-		InternalTransition(LeaseFenceTaken, o.outputs(LeaseOutputRunFenced), g.whenRecordOurs).
-		Permit(LeaseFenceTaken, LeaseLost, g.unlessRecordOurs).
-		Permit(LeaseRelease, LeaseReleasing).
-		OnEntryFrom(LeaseSaved, func(ctx context.Context, _ ...any) error {
-			switch stateless.GetTransition(ctx).Source {
-			case LeaseAcquiring:
-				emit(LeaseOutputArmDeadline | LeaseOutputScheduleRenew | LeaseOutputAcquired)
-			case LeaseRenewing:
-				emit(LeaseOutputArmDeadline | LeaseOutputScheduleRenew)
-			}
-			return nil
-		}).
-		OnEntryFrom(LeaseRepoFailed, o.outputs(LeaseOutputScheduleRetry))
-	// Rejected, so not permitted: LeaseAcquire, LeaseLoaded, LeaseRenewDue, LeaseRelease.
-	sm.Configure(LeaseRenewing).
-		Permit(LeaseSaved, LeaseHeld).
-		Permit(LeaseRepoFailed, LeaseHeld).
-		Permit(LeaseConflict, LeaseLost).
-		Permit(LeaseDeadlinePassed, LeaseLost).
-		InternalTransition(LeaseFenceTaken, o.outputs(LeaseOutputRunFenced), g.whenRecordOurs).
-		Permit(LeaseFenceTaken, LeaseLost, g.unlessRecordOurs).
-		OnEntryFrom(LeaseRenewDue, o.outputs(LeaseOutputRenew))
-	// Rejected, so not permitted: LeaseAcquire, LeaseLoaded.
-	sm.Configure(LeaseLost).
-		InternalTransition(LeaseFenceTaken, o.outputs(LeaseOutputRefuseFenced)).
-		Permit(LeaseRelease, LeaseReleasing).
-		Ignore(LeaseSaved).
-		Ignore(LeaseConflict).
-		Ignore(LeaseRepoFailed).
-		Ignore(LeaseRenewDue).
-		Ignore(LeaseDeadlinePassed).
-		OnEntryFrom(LeaseConflict, o.outputs(LeaseOutputDeclareLost)).
-		OnEntryFrom(LeaseDeadlinePassed, o.outputs(LeaseOutputDeclareLost)).
-		OnEntryFrom(LeaseFenceTaken, o.outputs(LeaseOutputDeclareLost|LeaseOutputRefuseFenced))
-	// Rejected, so not permitted: LeaseAcquire.
-	sm.Configure(LeaseReleasing).
-		InternalTransition(LeaseFenceTaken, o.outputs(LeaseOutputRefuseFenced)).
-		InternalTransition(LeaseLoaded, o.outputs(LeaseOutputTombstone), g.whenRecordOurs).
-		Permit(LeaseLoaded, LeaseReleased, g.unlessRecordOurs).
-		Permit(LeaseSaved, LeaseReleased).
-		Permit(LeaseConflict, LeaseReleased).
-		Permit(LeaseRepoFailed, LeaseReleased).
-		InternalTransition(LeaseDeadlinePassed, o.outputs(LeaseOutputDeclareLost)).
-		Ignore(LeaseRenewDue).
-		Ignore(LeaseRelease).
-		OnEntryFrom(LeaseRelease, o.outputs(LeaseOutputLoad))
-	// Rejected, so not permitted: LeaseAcquire, LeaseLoaded, LeaseSaved, LeaseConflict, LeaseRepoFailed.
-	sm.Configure(LeaseReleased).
-		InternalTransition(LeaseFenceTaken, o.outputs(LeaseOutputRefuseFenced)).
-		Ignore(LeaseRenewDue).
-		Ignore(LeaseDeadlinePassed).
-		Ignore(LeaseRelease).
-		OnEntryFrom(LeaseLoaded, o.outputs(LeaseOutputStopTimers|LeaseOutputEndHandle)).
-		OnEntryFrom(LeaseSaved, o.outputs(LeaseOutputStopTimers|LeaseOutputEndHandle)).
-		OnEntryFrom(LeaseConflict, o.outputs(LeaseOutputStopTimers|LeaseOutputEndHandle)).
-		OnEntryFrom(LeaseRepoFailed, o.outputs(LeaseOutputStopTimers|LeaseOutputRepoError|LeaseOutputEndHandle))
-	return sm
-}
-
-// leaseGuards holds one stateless guard per fact literal the rows use; as
-// methods they keep their names in stateless's graphs and errors.
-type leaseGuards struct{ facts func() LeaseFacts }
-
-func (g leaseGuards) whenRecordFree(context.Context, ...any) bool {
-	return g.facts()&LeaseFactRecordFree != 0
-}
-
-func (g leaseGuards) unlessRecordFree(context.Context, ...any) bool {
-	return g.facts()&LeaseFactRecordFree == 0
-}
-
-func (g leaseGuards) whenHolderDead(context.Context, ...any) bool {
-	return g.facts()&LeaseFactHolderDead != 0
-}
-
-func (g leaseGuards) unlessHolderDead(context.Context, ...any) bool {
-	return g.facts()&LeaseFactHolderDead == 0
-}
-
-func (g leaseGuards) whenTtlElapsed(context.Context, ...any) bool {
-	return g.facts()&LeaseFactTtlElapsed != 0
-}
-
-func (g leaseGuards) unlessTtlElapsed(context.Context, ...any) bool {
-	return g.facts()&LeaseFactTtlElapsed == 0
-}
-
-func (g leaseGuards) whenRecordOurs(context.Context, ...any) bool {
-	return g.facts()&LeaseFactRecordOurs != 0
-}
-
-func (g leaseGuards) unlessRecordOurs(context.Context, ...any) bool {
-	return g.facts()&LeaseFactRecordOurs == 0
-}
-
-// leaseEmitter turns outputs into stateless actions.
-type leaseEmitter struct{ emit func(LeaseOutputs) }
-
-// outputs returns an action that emits out.
-func (o leaseEmitter) outputs(out LeaseOutputs) stateless.ActionFunc {
-	return func(context.Context, ...any) error {
-		o.emit(out)
-		return nil
-	}
 }

@@ -2,12 +2,7 @@
 
 package fsm
 
-import (
-	"context"
-
-	"github.com/qmuntal/stateless"
-	"github.com/rivus/collab/policy"
-)
+import "github.com/rivus/collab/policy"
 
 // A compile error here means this file was generated for another version of package policy: run go generate.
 const _ = policy.SupportPackageIsVersion1
@@ -61,120 +56,6 @@ func (v TurnState) String() string {
 	return policy.FormatID(int(v), turnStateNames[:], "TurnState")
 }
 
-// TurnTrigger is an event the runtime fires at a Turn machine.
-type TurnTrigger policy.TriggerID
-
-// The triggers of the Turn machine, numbered in the order of family turn.
-const (
-	// Request is the acquisition call (plock.Acquire) starting.
-	TurnRequest TurnTrigger = 0
-	// Turn hands this waiting task the turn: the previous owner released the lock or gave up.
-	TurnTurn TurnTrigger = 1
-	// Acquired says the attempt took the lock.
-	TurnAcquired TurnTrigger = 2
-	// Busy says the attempt found the lock held by another process.
-	TurnBusy TurnTrigger = 3
-	// AttemptFailed says the attempt failed with an error other than a held lock.
-	TurnAttemptFailed TurnTrigger = 4
-	// Retry says the backoff after a busy attempt has passed.
-	TurnRetry TurnTrigger = 5
-	// Abort says the call's context is done.
-	TurnAbort TurnTrigger = 6
-	// Release is the lock's Release (or Close) call.
-	TurnRelease TurnTrigger = 7
-)
-
-var turnTriggerNames = [...]string{
-	"Request",
-	"Turn",
-	"Acquired",
-	"Busy",
-	"AttemptFailed",
-	"Retry",
-	"Abort",
-	"Release",
-}
-
-// String returns the name the spec gives the value, or TurnTrigger(n) for a value it does not define.
-func (v TurnTrigger) String() string {
-	return policy.FormatID(int(v), turnTriggerNames[:], "TurnTrigger")
-}
-
-// TurnFacts is a set of the facts the runtime observed when it fired a trigger, one bit per fact.
-type TurnFacts policy.Facts
-
-// The bits of TurnFacts, numbered in the order of the family turn.
-const (
-	// turnFree: no task of this process owns the turn and none waits for it.
-	TurnFactTurnFree TurnFacts = 1 << 0
-	// wait: the call asked to wait for the holder (the wait option).
-	TurnFactWait TurnFacts = 1 << 1
-)
-
-var turnFactNames = [...]string{
-	"turnFree",
-	"wait",
-}
-
-// Has reports whether every bit set in x is set in v.
-func (v TurnFacts) Has(x TurnFacts) bool { return v&x == x }
-
-// String returns the names of the bits set in v joined by "|", or "0".
-func (v TurnFacts) String() string {
-	return policy.FormatBits(uint64(v), turnFactNames[:], "TurnFacts")
-}
-
-// TurnOutputs is a set of the effects a step asks the runtime to carry out, one bit per output.
-type TurnOutputs policy.Outputs
-
-// The bits of TurnOutputs, numbered in the order of the family turn.
-const (
-	// leaveQueue removes the task from its place in the queue; the others keep their order.
-	TurnOutputLeaveQueue TurnOutputs = 1 << 0
-	// unlock releases the lock itself (the SQLite connection or the lock file).
-	TurnOutputUnlock TurnOutputs = 1 << 1
-	// passTurn ends this task's turn: the task at the head of the queue, if any, leaves it, owns the turn and gets Turn.
-	TurnOutputPassTurn TurnOutputs = 1 << 2
-	// takeTurn makes this task the owner of the free turn.
-	TurnOutputTakeTurn TurnOutputs = 1 << 3
-	// enqueue puts the task at the back of the queue.
-	TurnOutputEnqueue TurnOutputs = 1 << 4
-	// attempt makes one attempt at the lock; its outcome fires Acquired, Busy or AttemptFailed.
-	TurnOutputAttempt TurnOutputs = 1 << 5
-	// backoff waits a backoff, then fires Retry.
-	TurnOutputBackoff TurnOutputs = 1 << 6
-	// returnLock: the call returns the held lock.
-	TurnOutputReturnLock TurnOutputs = 1 << 7
-	// returnHeld: the call returns a *HeldError naming the holder.
-	TurnOutputReturnHeld TurnOutputs = 1 << 8
-	// returnError: the call returns the attempt's error.
-	TurnOutputReturnError TurnOutputs = 1 << 9
-	// returnCause: the call returns the context's cause.
-	TurnOutputReturnCause TurnOutputs = 1 << 10
-)
-
-var turnOutputNames = [...]string{
-	"leaveQueue",
-	"unlock",
-	"passTurn",
-	"takeTurn",
-	"enqueue",
-	"attempt",
-	"backoff",
-	"returnLock",
-	"returnHeld",
-	"returnError",
-	"returnCause",
-}
-
-// Has reports whether every bit set in x is set in v.
-func (v TurnOutputs) Has(x TurnOutputs) bool { return v&x == x }
-
-// String returns the names of the bits set in v joined by "|", or "0".
-func (v TurnOutputs) String() string {
-	return policy.FormatBits(uint64(v), turnOutputNames[:], "TurnOutputs")
-}
-
 // An "invalid array index" compile error here means the constants changed: run go generate.
 func _() {
 	var x [1]struct{}
@@ -187,128 +68,128 @@ func _() {
 	_ = x[TurnFailed-6]
 	_ = x[TurnAborted-7]
 	_ = x[TurnReleased-8]
-	_ = x[TurnRequest-0]
-	_ = x[TurnTurn-1]
-	_ = x[TurnAcquired-2]
-	_ = x[TurnBusy-3]
-	_ = x[TurnAttemptFailed-4]
-	_ = x[TurnRetry-5]
-	_ = x[TurnAbort-6]
-	_ = x[TurnRelease-7]
-	_ = x[TurnFactTurnFree-1<<0]
-	_ = x[TurnFactWait-1<<1]
-	_ = x[TurnOutputLeaveQueue-1<<0]
-	_ = x[TurnOutputUnlock-1<<1]
-	_ = x[TurnOutputPassTurn-1<<2]
-	_ = x[TurnOutputTakeTurn-1<<3]
-	_ = x[TurnOutputEnqueue-1<<4]
-	_ = x[TurnOutputAttempt-1<<5]
-	_ = x[TurnOutputBackoff-1<<6]
-	_ = x[TurnOutputReturnLock-1<<7]
-	_ = x[TurnOutputReturnHeld-1<<8]
-	_ = x[TurnOutputReturnError-1<<9]
-	_ = x[TurnOutputReturnCause-1<<10]
+	_ = x[policy.TurnRequest-0]
+	_ = x[policy.TurnTurn-1]
+	_ = x[policy.TurnAcquired-2]
+	_ = x[policy.TurnBusy-3]
+	_ = x[policy.TurnAttemptFailed-4]
+	_ = x[policy.TurnRetry-5]
+	_ = x[policy.TurnAbort-6]
+	_ = x[policy.TurnRelease-7]
+	_ = x[policy.TurnFactTurnFree-1<<0]
+	_ = x[policy.TurnFactWait-1<<1]
+	_ = x[policy.TurnOutputLeaveQueue-1<<0]
+	_ = x[policy.TurnOutputUnlock-1<<1]
+	_ = x[policy.TurnOutputPassTurn-1<<2]
+	_ = x[policy.TurnOutputTakeTurn-1<<3]
+	_ = x[policy.TurnOutputEnqueue-1<<4]
+	_ = x[policy.TurnOutputAttempt-1<<5]
+	_ = x[policy.TurnOutputBackoff-1<<6]
+	_ = x[policy.TurnOutputReturnLock-1<<7]
+	_ = x[policy.TurnOutputReturnHeld-1<<8]
+	_ = x[policy.TurnOutputReturnError-1<<9]
+	_ = x[policy.TurnOutputReturnCause-1<<10]
 }
 
 // TurnResult is the answer of TurnStep: a small value, so stepping allocates nothing.
 type TurnResult struct {
-	Next    TurnState   // the state after the step; unchanged unless Verdict is policy.Fired
-	Outputs TurnOutputs // the effects to carry out
+	Next    TurnState      // the state after the step; unchanged unless Verdict is policy.Fired
+	Outputs policy.Outputs // the effects to carry out
 	Verdict policy.Verdict
 }
 
 // TurnStep returns the next state and outputs of the Turn machine for trigger t
 // fired in state s with facts f, or a result whose Verdict says the spec
 // ignores or rejects t in s. It is pure and allocates nothing.
-func TurnStep(s TurnState, t TurnTrigger, f TurnFacts) TurnResult {
+func TurnStep(s TurnState, t policy.TriggerID, f policy.Facts) TurnResult {
 	switch s {
 	case TurnIdle:
 		switch t {
-		case TurnRequest:
+		case policy.TurnRequest:
 			switch {
-			case f&TurnFactTurnFree != 0: // turn.fsm:74
-				return TurnResult{Next: TurnAttempting, Outputs: TurnOutputTakeTurn | TurnOutputAttempt, Verdict: policy.Fired}
-			case f&(TurnFactTurnFree|TurnFactWait) == TurnFactWait: // turn.fsm:75
-				return TurnResult{Next: TurnWaiting, Outputs: TurnOutputEnqueue, Verdict: policy.Fired}
-			case f&(TurnFactTurnFree|TurnFactWait) == 0: // turn.fsm:76
-				return TurnResult{Next: TurnGaveUp, Outputs: TurnOutputReturnHeld, Verdict: policy.Fired}
+			case f&policy.TurnFactTurnFree != 0: // turn.fsm:74
+				return TurnResult{Next: TurnAttempting, Outputs: policy.TurnOutputTakeTurn | policy.TurnOutputAttempt, Verdict: policy.Fired}
+			case f&(policy.TurnFactTurnFree|policy.TurnFactWait) == policy.TurnFactWait: // turn.fsm:75
+				return TurnResult{Next: TurnWaiting, Outputs: policy.TurnOutputEnqueue, Verdict: policy.Fired}
+			case f&(policy.TurnFactTurnFree|policy.TurnFactWait) == 0: // turn.fsm:76
+				return TurnResult{Next: TurnGaveUp, Outputs: policy.TurnOutputReturnHeld, Verdict: policy.Fired}
 			}
-		case TurnAbort:
-			return TurnResult{Next: TurnAborted, Outputs: TurnOutputReturnCause, Verdict: policy.Fired} // turn.fsm:77
-		case TurnTurn, TurnAcquired, TurnBusy, TurnAttemptFailed, TurnRetry, TurnRelease:
+		case policy.TurnAbort:
+			return TurnResult{Next: TurnAborted, Outputs: policy.TurnOutputReturnCause, Verdict: policy.Fired} // turn.fsm:77
+		case policy.TurnTurn, policy.TurnAcquired, policy.TurnBusy, policy.TurnAttemptFailed, policy.TurnRetry, policy.TurnRelease:
 			return TurnResult{Next: s, Verdict: policy.Rejected}
 		}
 	case TurnWaiting:
 		switch t {
-		case TurnTurn:
-			return TurnResult{Next: TurnAttempting, Outputs: TurnOutputAttempt, Verdict: policy.Fired} // turn.fsm:81
-		case TurnAbort:
-			return TurnResult{Next: TurnAborted, Outputs: TurnOutputLeaveQueue | TurnOutputReturnCause, Verdict: policy.Fired} // turn.fsm:82
-		case TurnRequest, TurnAcquired, TurnBusy, TurnAttemptFailed, TurnRetry, TurnRelease:
+		case policy.TurnTurn:
+			return TurnResult{Next: TurnAttempting, Outputs: policy.TurnOutputAttempt, Verdict: policy.Fired} // turn.fsm:81
+		case policy.TurnAbort:
+			return TurnResult{Next: TurnAborted, Outputs: policy.TurnOutputLeaveQueue | policy.TurnOutputReturnCause, Verdict: policy.Fired} // turn.fsm:82
+		case policy.TurnRequest, policy.TurnAcquired, policy.TurnBusy, policy.TurnAttemptFailed, policy.TurnRetry, policy.TurnRelease:
 			return TurnResult{Next: s, Verdict: policy.Rejected}
 		}
 	case TurnAttempting:
 		switch t {
-		case TurnAcquired:
-			return TurnResult{Next: TurnHolding, Outputs: TurnOutputReturnLock, Verdict: policy.Fired} // turn.fsm:86
-		case TurnBusy:
+		case policy.TurnAcquired:
+			return TurnResult{Next: TurnHolding, Outputs: policy.TurnOutputReturnLock, Verdict: policy.Fired} // turn.fsm:86
+		case policy.TurnBusy:
 			switch {
-			case f&TurnFactWait != 0: // turn.fsm:87
-				return TurnResult{Next: TurnBackingOff, Outputs: TurnOutputBackoff, Verdict: policy.Fired}
-			case f&TurnFactWait == 0: // turn.fsm:88
-				return TurnResult{Next: TurnGaveUp, Outputs: TurnOutputPassTurn | TurnOutputReturnHeld, Verdict: policy.Fired}
+			case f&policy.TurnFactWait != 0: // turn.fsm:87
+				return TurnResult{Next: TurnBackingOff, Outputs: policy.TurnOutputBackoff, Verdict: policy.Fired}
+			case f&policy.TurnFactWait == 0: // turn.fsm:88
+				return TurnResult{Next: TurnGaveUp, Outputs: policy.TurnOutputPassTurn | policy.TurnOutputReturnHeld, Verdict: policy.Fired}
 			}
-		case TurnAttemptFailed:
-			return TurnResult{Next: TurnFailed, Outputs: TurnOutputPassTurn | TurnOutputReturnError, Verdict: policy.Fired} // turn.fsm:89
-		case TurnAbort:
+		case policy.TurnAttemptFailed:
+			return TurnResult{Next: TurnFailed, Outputs: policy.TurnOutputPassTurn | policy.TurnOutputReturnError, Verdict: policy.Fired} // turn.fsm:89
+		case policy.TurnAbort:
 			return TurnResult{Next: s, Verdict: policy.Ignored}
-		case TurnRequest, TurnTurn, TurnRetry, TurnRelease:
+		case policy.TurnRequest, policy.TurnTurn, policy.TurnRetry, policy.TurnRelease:
 			return TurnResult{Next: s, Verdict: policy.Rejected}
 		}
 	case TurnBackingOff:
 		switch t {
-		case TurnRetry:
-			return TurnResult{Next: TurnAttempting, Outputs: TurnOutputAttempt, Verdict: policy.Fired} // turn.fsm:93
-		case TurnAbort:
-			return TurnResult{Next: TurnAborted, Outputs: TurnOutputPassTurn | TurnOutputReturnCause, Verdict: policy.Fired} // turn.fsm:94
-		case TurnRequest, TurnTurn, TurnAcquired, TurnBusy, TurnAttemptFailed, TurnRelease:
+		case policy.TurnRetry:
+			return TurnResult{Next: TurnAttempting, Outputs: policy.TurnOutputAttempt, Verdict: policy.Fired} // turn.fsm:93
+		case policy.TurnAbort:
+			return TurnResult{Next: TurnAborted, Outputs: policy.TurnOutputPassTurn | policy.TurnOutputReturnCause, Verdict: policy.Fired} // turn.fsm:94
+		case policy.TurnRequest, policy.TurnTurn, policy.TurnAcquired, policy.TurnBusy, policy.TurnAttemptFailed, policy.TurnRelease:
 			return TurnResult{Next: s, Verdict: policy.Rejected}
 		}
 	case TurnHolding:
 		switch t {
-		case TurnRelease:
-			return TurnResult{Next: TurnReleased, Outputs: TurnOutputUnlock | TurnOutputPassTurn, Verdict: policy.Fired} // turn.fsm:98
-		case TurnAbort:
+		case policy.TurnRelease:
+			return TurnResult{Next: TurnReleased, Outputs: policy.TurnOutputUnlock | policy.TurnOutputPassTurn, Verdict: policy.Fired} // turn.fsm:98
+		case policy.TurnAbort:
 			return TurnResult{Next: s, Verdict: policy.Ignored}
-		case TurnRequest, TurnTurn, TurnAcquired, TurnBusy, TurnAttemptFailed, TurnRetry:
+		case policy.TurnRequest, policy.TurnTurn, policy.TurnAcquired, policy.TurnBusy, policy.TurnAttemptFailed, policy.TurnRetry:
 			return TurnResult{Next: s, Verdict: policy.Rejected}
 		}
 	case TurnGaveUp:
 		switch t {
-		case TurnAbort:
+		case policy.TurnAbort:
 			return TurnResult{Next: s, Verdict: policy.Ignored}
-		case TurnRequest, TurnTurn, TurnAcquired, TurnBusy, TurnAttemptFailed, TurnRetry, TurnRelease:
+		case policy.TurnRequest, policy.TurnTurn, policy.TurnAcquired, policy.TurnBusy, policy.TurnAttemptFailed, policy.TurnRetry, policy.TurnRelease:
 			return TurnResult{Next: s, Verdict: policy.Rejected}
 		}
 	case TurnFailed:
 		switch t {
-		case TurnAbort:
+		case policy.TurnAbort:
 			return TurnResult{Next: s, Verdict: policy.Ignored}
-		case TurnRequest, TurnTurn, TurnAcquired, TurnBusy, TurnAttemptFailed, TurnRetry, TurnRelease:
+		case policy.TurnRequest, policy.TurnTurn, policy.TurnAcquired, policy.TurnBusy, policy.TurnAttemptFailed, policy.TurnRetry, policy.TurnRelease:
 			return TurnResult{Next: s, Verdict: policy.Rejected}
 		}
 	case TurnAborted:
 		switch t {
-		case TurnRetry, TurnAbort:
+		case policy.TurnRetry, policy.TurnAbort:
 			return TurnResult{Next: s, Verdict: policy.Ignored}
-		case TurnRequest, TurnTurn, TurnAcquired, TurnBusy, TurnAttemptFailed, TurnRelease:
+		case policy.TurnRequest, policy.TurnTurn, policy.TurnAcquired, policy.TurnBusy, policy.TurnAttemptFailed, policy.TurnRelease:
 			return TurnResult{Next: s, Verdict: policy.Rejected}
 		}
 	case TurnReleased:
 		switch t {
-		case TurnAbort, TurnRelease:
+		case policy.TurnAbort, policy.TurnRelease:
 			return TurnResult{Next: s, Verdict: policy.Ignored}
-		case TurnRequest, TurnTurn, TurnAcquired, TurnBusy, TurnAttemptFailed, TurnRetry:
+		case policy.TurnRequest, policy.TurnTurn, policy.TurnAcquired, policy.TurnBusy, policy.TurnAttemptFailed, policy.TurnRetry:
 			return TurnResult{Next: s, Verdict: policy.Rejected}
 		}
 	}
@@ -327,12 +208,9 @@ func (turnPolicy) Initial() policy.StateID { return policy.StateID(TurnIdle) }
 func (turnPolicy) Table() *policy.Table    { return turnTable }
 
 func (turnPolicy) Step(s policy.StateID, t policy.TriggerID, f policy.Facts) policy.Result {
-	r := TurnStep(TurnState(s), TurnTrigger(t), TurnFacts(f))
-	return policy.Result{Next: policy.StateID(r.Next), Outputs: policy.Outputs(r.Outputs), Verdict: r.Verdict}
+	r := TurnStep(TurnState(s), t, f)
+	return policy.Result{Next: policy.StateID(r.Next), Outputs: r.Outputs, Verdict: r.Verdict}
 }
-
-// TurnTable returns the Turn machine's transition table as data. Callers must not modify it.
-func TurnTable() *policy.Table { return turnTable }
 
 var turnTable = &policy.Table{
 	Name:    "Turn",
@@ -379,199 +257,84 @@ var turnTable = &policy.Table{
 		{Name: "returnCause", Doc: "returnCause: the call returns the context's cause."},
 	},
 	Rows: []policy.Row{
-		{From: policy.StateID(TurnIdle), Trigger: policy.TriggerID(TurnRequest), Guard: policy.Guard{Mask: policy.Facts(TurnFactTurnFree), Want: policy.Facts(TurnFactTurnFree)}, Outputs: policy.Outputs(TurnOutputTakeTurn | TurnOutputAttempt), To: policy.StateID(TurnAttempting), Line: 74},
-		{From: policy.StateID(TurnIdle), Trigger: policy.TriggerID(TurnRequest), Guard: policy.Guard{Mask: policy.Facts(TurnFactTurnFree | TurnFactWait), Want: policy.Facts(TurnFactWait)}, Outputs: policy.Outputs(TurnOutputEnqueue), To: policy.StateID(TurnWaiting), Line: 75},
-		{From: policy.StateID(TurnIdle), Trigger: policy.TriggerID(TurnRequest), Guard: policy.Guard{Mask: policy.Facts(TurnFactTurnFree | TurnFactWait)}, Outputs: policy.Outputs(TurnOutputReturnHeld), To: policy.StateID(TurnGaveUp), Line: 76},
-		{From: policy.StateID(TurnIdle), Trigger: policy.TriggerID(TurnAbort), Outputs: policy.Outputs(TurnOutputReturnCause), To: policy.StateID(TurnAborted), Line: 77},
-		{From: policy.StateID(TurnWaiting), Trigger: policy.TriggerID(TurnTurn), Outputs: policy.Outputs(TurnOutputAttempt), To: policy.StateID(TurnAttempting), Line: 81},
-		{From: policy.StateID(TurnWaiting), Trigger: policy.TriggerID(TurnAbort), Outputs: policy.Outputs(TurnOutputLeaveQueue | TurnOutputReturnCause), To: policy.StateID(TurnAborted), Line: 82},
-		{From: policy.StateID(TurnAttempting), Trigger: policy.TriggerID(TurnAcquired), Outputs: policy.Outputs(TurnOutputReturnLock), To: policy.StateID(TurnHolding), Line: 86},
-		{From: policy.StateID(TurnAttempting), Trigger: policy.TriggerID(TurnBusy), Guard: policy.Guard{Mask: policy.Facts(TurnFactWait), Want: policy.Facts(TurnFactWait)}, Outputs: policy.Outputs(TurnOutputBackoff), To: policy.StateID(TurnBackingOff), Line: 87},
-		{From: policy.StateID(TurnAttempting), Trigger: policy.TriggerID(TurnBusy), Guard: policy.Guard{Mask: policy.Facts(TurnFactWait)}, Outputs: policy.Outputs(TurnOutputPassTurn | TurnOutputReturnHeld), To: policy.StateID(TurnGaveUp), Line: 88},
-		{From: policy.StateID(TurnAttempting), Trigger: policy.TriggerID(TurnAttemptFailed), Outputs: policy.Outputs(TurnOutputPassTurn | TurnOutputReturnError), To: policy.StateID(TurnFailed), Line: 89},
-		{From: policy.StateID(TurnBackingOff), Trigger: policy.TriggerID(TurnRetry), Outputs: policy.Outputs(TurnOutputAttempt), To: policy.StateID(TurnAttempting), Line: 93},
-		{From: policy.StateID(TurnBackingOff), Trigger: policy.TriggerID(TurnAbort), Outputs: policy.Outputs(TurnOutputPassTurn | TurnOutputReturnCause), To: policy.StateID(TurnAborted), Line: 94},
-		{From: policy.StateID(TurnHolding), Trigger: policy.TriggerID(TurnRelease), Outputs: policy.Outputs(TurnOutputUnlock | TurnOutputPassTurn), To: policy.StateID(TurnReleased), Line: 98},
+		{From: policy.StateID(TurnIdle), Trigger: policy.TriggerID(policy.TurnRequest), Guard: policy.Guard{Mask: policy.Facts(policy.TurnFactTurnFree), Want: policy.Facts(policy.TurnFactTurnFree)}, Outputs: policy.Outputs(policy.TurnOutputTakeTurn | policy.TurnOutputAttempt), To: policy.StateID(TurnAttempting), Line: 74},
+		{From: policy.StateID(TurnIdle), Trigger: policy.TriggerID(policy.TurnRequest), Guard: policy.Guard{Mask: policy.Facts(policy.TurnFactTurnFree | policy.TurnFactWait), Want: policy.Facts(policy.TurnFactWait)}, Outputs: policy.Outputs(policy.TurnOutputEnqueue), To: policy.StateID(TurnWaiting), Line: 75},
+		{From: policy.StateID(TurnIdle), Trigger: policy.TriggerID(policy.TurnRequest), Guard: policy.Guard{Mask: policy.Facts(policy.TurnFactTurnFree | policy.TurnFactWait)}, Outputs: policy.Outputs(policy.TurnOutputReturnHeld), To: policy.StateID(TurnGaveUp), Line: 76},
+		{From: policy.StateID(TurnIdle), Trigger: policy.TriggerID(policy.TurnAbort), Outputs: policy.Outputs(policy.TurnOutputReturnCause), To: policy.StateID(TurnAborted), Line: 77},
+		{From: policy.StateID(TurnWaiting), Trigger: policy.TriggerID(policy.TurnTurn), Outputs: policy.Outputs(policy.TurnOutputAttempt), To: policy.StateID(TurnAttempting), Line: 81},
+		{From: policy.StateID(TurnWaiting), Trigger: policy.TriggerID(policy.TurnAbort), Outputs: policy.Outputs(policy.TurnOutputLeaveQueue | policy.TurnOutputReturnCause), To: policy.StateID(TurnAborted), Line: 82},
+		{From: policy.StateID(TurnAttempting), Trigger: policy.TriggerID(policy.TurnAcquired), Outputs: policy.Outputs(policy.TurnOutputReturnLock), To: policy.StateID(TurnHolding), Line: 86},
+		{From: policy.StateID(TurnAttempting), Trigger: policy.TriggerID(policy.TurnBusy), Guard: policy.Guard{Mask: policy.Facts(policy.TurnFactWait), Want: policy.Facts(policy.TurnFactWait)}, Outputs: policy.Outputs(policy.TurnOutputBackoff), To: policy.StateID(TurnBackingOff), Line: 87},
+		{From: policy.StateID(TurnAttempting), Trigger: policy.TriggerID(policy.TurnBusy), Guard: policy.Guard{Mask: policy.Facts(policy.TurnFactWait)}, Outputs: policy.Outputs(policy.TurnOutputPassTurn | policy.TurnOutputReturnHeld), To: policy.StateID(TurnGaveUp), Line: 88},
+		{From: policy.StateID(TurnAttempting), Trigger: policy.TriggerID(policy.TurnAttemptFailed), Outputs: policy.Outputs(policy.TurnOutputPassTurn | policy.TurnOutputReturnError), To: policy.StateID(TurnFailed), Line: 89},
+		{From: policy.StateID(TurnBackingOff), Trigger: policy.TriggerID(policy.TurnRetry), Outputs: policy.Outputs(policy.TurnOutputAttempt), To: policy.StateID(TurnAttempting), Line: 93},
+		{From: policy.StateID(TurnBackingOff), Trigger: policy.TriggerID(policy.TurnAbort), Outputs: policy.Outputs(policy.TurnOutputPassTurn | policy.TurnOutputReturnCause), To: policy.StateID(TurnAborted), Line: 94},
+		{From: policy.StateID(TurnHolding), Trigger: policy.TriggerID(policy.TurnRelease), Outputs: policy.Outputs(policy.TurnOutputUnlock | policy.TurnOutputPassTurn), To: policy.StateID(TurnReleased), Line: 98},
 	},
 	Ignores: []policy.Pair{
-		{State: policy.StateID(TurnAttempting), Trigger: policy.TriggerID(TurnAbort)},
-		{State: policy.StateID(TurnHolding), Trigger: policy.TriggerID(TurnAbort)},
-		{State: policy.StateID(TurnGaveUp), Trigger: policy.TriggerID(TurnAbort)},
-		{State: policy.StateID(TurnFailed), Trigger: policy.TriggerID(TurnAbort)},
-		{State: policy.StateID(TurnAborted), Trigger: policy.TriggerID(TurnAbort)},
-		{State: policy.StateID(TurnAborted), Trigger: policy.TriggerID(TurnRetry)},
-		{State: policy.StateID(TurnReleased), Trigger: policy.TriggerID(TurnAbort)},
-		{State: policy.StateID(TurnReleased), Trigger: policy.TriggerID(TurnRelease)},
+		{State: policy.StateID(TurnAttempting), Trigger: policy.TriggerID(policy.TurnAbort)},
+		{State: policy.StateID(TurnHolding), Trigger: policy.TriggerID(policy.TurnAbort)},
+		{State: policy.StateID(TurnGaveUp), Trigger: policy.TriggerID(policy.TurnAbort)},
+		{State: policy.StateID(TurnFailed), Trigger: policy.TriggerID(policy.TurnAbort)},
+		{State: policy.StateID(TurnAborted), Trigger: policy.TriggerID(policy.TurnAbort)},
+		{State: policy.StateID(TurnAborted), Trigger: policy.TriggerID(policy.TurnRetry)},
+		{State: policy.StateID(TurnReleased), Trigger: policy.TriggerID(policy.TurnAbort)},
+		{State: policy.StateID(TurnReleased), Trigger: policy.TriggerID(policy.TurnRelease)},
 	},
 	Rejects: []policy.Pair{
-		{State: policy.StateID(TurnIdle), Trigger: policy.TriggerID(TurnTurn)},
-		{State: policy.StateID(TurnIdle), Trigger: policy.TriggerID(TurnAcquired)},
-		{State: policy.StateID(TurnIdle), Trigger: policy.TriggerID(TurnBusy)},
-		{State: policy.StateID(TurnIdle), Trigger: policy.TriggerID(TurnAttemptFailed)},
-		{State: policy.StateID(TurnIdle), Trigger: policy.TriggerID(TurnRetry)},
-		{State: policy.StateID(TurnIdle), Trigger: policy.TriggerID(TurnRelease)},
-		{State: policy.StateID(TurnWaiting), Trigger: policy.TriggerID(TurnRequest)},
-		{State: policy.StateID(TurnWaiting), Trigger: policy.TriggerID(TurnAcquired)},
-		{State: policy.StateID(TurnWaiting), Trigger: policy.TriggerID(TurnBusy)},
-		{State: policy.StateID(TurnWaiting), Trigger: policy.TriggerID(TurnAttemptFailed)},
-		{State: policy.StateID(TurnWaiting), Trigger: policy.TriggerID(TurnRetry)},
-		{State: policy.StateID(TurnWaiting), Trigger: policy.TriggerID(TurnRelease)},
-		{State: policy.StateID(TurnAttempting), Trigger: policy.TriggerID(TurnRequest)},
-		{State: policy.StateID(TurnAttempting), Trigger: policy.TriggerID(TurnTurn)},
-		{State: policy.StateID(TurnAttempting), Trigger: policy.TriggerID(TurnRetry)},
-		{State: policy.StateID(TurnAttempting), Trigger: policy.TriggerID(TurnRelease)},
-		{State: policy.StateID(TurnBackingOff), Trigger: policy.TriggerID(TurnRequest)},
-		{State: policy.StateID(TurnBackingOff), Trigger: policy.TriggerID(TurnTurn)},
-		{State: policy.StateID(TurnBackingOff), Trigger: policy.TriggerID(TurnAcquired)},
-		{State: policy.StateID(TurnBackingOff), Trigger: policy.TriggerID(TurnBusy)},
-		{State: policy.StateID(TurnBackingOff), Trigger: policy.TriggerID(TurnAttemptFailed)},
-		{State: policy.StateID(TurnBackingOff), Trigger: policy.TriggerID(TurnRelease)},
-		{State: policy.StateID(TurnHolding), Trigger: policy.TriggerID(TurnRequest)},
-		{State: policy.StateID(TurnHolding), Trigger: policy.TriggerID(TurnTurn)},
-		{State: policy.StateID(TurnHolding), Trigger: policy.TriggerID(TurnAcquired)},
-		{State: policy.StateID(TurnHolding), Trigger: policy.TriggerID(TurnBusy)},
-		{State: policy.StateID(TurnHolding), Trigger: policy.TriggerID(TurnAttemptFailed)},
-		{State: policy.StateID(TurnHolding), Trigger: policy.TriggerID(TurnRetry)},
-		{State: policy.StateID(TurnGaveUp), Trigger: policy.TriggerID(TurnRequest)},
-		{State: policy.StateID(TurnGaveUp), Trigger: policy.TriggerID(TurnTurn)},
-		{State: policy.StateID(TurnGaveUp), Trigger: policy.TriggerID(TurnAcquired)},
-		{State: policy.StateID(TurnGaveUp), Trigger: policy.TriggerID(TurnBusy)},
-		{State: policy.StateID(TurnGaveUp), Trigger: policy.TriggerID(TurnAttemptFailed)},
-		{State: policy.StateID(TurnGaveUp), Trigger: policy.TriggerID(TurnRetry)},
-		{State: policy.StateID(TurnGaveUp), Trigger: policy.TriggerID(TurnRelease)},
-		{State: policy.StateID(TurnFailed), Trigger: policy.TriggerID(TurnRequest)},
-		{State: policy.StateID(TurnFailed), Trigger: policy.TriggerID(TurnTurn)},
-		{State: policy.StateID(TurnFailed), Trigger: policy.TriggerID(TurnAcquired)},
-		{State: policy.StateID(TurnFailed), Trigger: policy.TriggerID(TurnBusy)},
-		{State: policy.StateID(TurnFailed), Trigger: policy.TriggerID(TurnAttemptFailed)},
-		{State: policy.StateID(TurnFailed), Trigger: policy.TriggerID(TurnRetry)},
-		{State: policy.StateID(TurnFailed), Trigger: policy.TriggerID(TurnRelease)},
-		{State: policy.StateID(TurnAborted), Trigger: policy.TriggerID(TurnRequest)},
-		{State: policy.StateID(TurnAborted), Trigger: policy.TriggerID(TurnTurn)},
-		{State: policy.StateID(TurnAborted), Trigger: policy.TriggerID(TurnAcquired)},
-		{State: policy.StateID(TurnAborted), Trigger: policy.TriggerID(TurnBusy)},
-		{State: policy.StateID(TurnAborted), Trigger: policy.TriggerID(TurnAttemptFailed)},
-		{State: policy.StateID(TurnAborted), Trigger: policy.TriggerID(TurnRelease)},
-		{State: policy.StateID(TurnReleased), Trigger: policy.TriggerID(TurnRequest)},
-		{State: policy.StateID(TurnReleased), Trigger: policy.TriggerID(TurnTurn)},
-		{State: policy.StateID(TurnReleased), Trigger: policy.TriggerID(TurnAcquired)},
-		{State: policy.StateID(TurnReleased), Trigger: policy.TriggerID(TurnBusy)},
-		{State: policy.StateID(TurnReleased), Trigger: policy.TriggerID(TurnAttemptFailed)},
-		{State: policy.StateID(TurnReleased), Trigger: policy.TriggerID(TurnRetry)},
+		{State: policy.StateID(TurnIdle), Trigger: policy.TriggerID(policy.TurnTurn)},
+		{State: policy.StateID(TurnIdle), Trigger: policy.TriggerID(policy.TurnAcquired)},
+		{State: policy.StateID(TurnIdle), Trigger: policy.TriggerID(policy.TurnBusy)},
+		{State: policy.StateID(TurnIdle), Trigger: policy.TriggerID(policy.TurnAttemptFailed)},
+		{State: policy.StateID(TurnIdle), Trigger: policy.TriggerID(policy.TurnRetry)},
+		{State: policy.StateID(TurnIdle), Trigger: policy.TriggerID(policy.TurnRelease)},
+		{State: policy.StateID(TurnWaiting), Trigger: policy.TriggerID(policy.TurnRequest)},
+		{State: policy.StateID(TurnWaiting), Trigger: policy.TriggerID(policy.TurnAcquired)},
+		{State: policy.StateID(TurnWaiting), Trigger: policy.TriggerID(policy.TurnBusy)},
+		{State: policy.StateID(TurnWaiting), Trigger: policy.TriggerID(policy.TurnAttemptFailed)},
+		{State: policy.StateID(TurnWaiting), Trigger: policy.TriggerID(policy.TurnRetry)},
+		{State: policy.StateID(TurnWaiting), Trigger: policy.TriggerID(policy.TurnRelease)},
+		{State: policy.StateID(TurnAttempting), Trigger: policy.TriggerID(policy.TurnRequest)},
+		{State: policy.StateID(TurnAttempting), Trigger: policy.TriggerID(policy.TurnTurn)},
+		{State: policy.StateID(TurnAttempting), Trigger: policy.TriggerID(policy.TurnRetry)},
+		{State: policy.StateID(TurnAttempting), Trigger: policy.TriggerID(policy.TurnRelease)},
+		{State: policy.StateID(TurnBackingOff), Trigger: policy.TriggerID(policy.TurnRequest)},
+		{State: policy.StateID(TurnBackingOff), Trigger: policy.TriggerID(policy.TurnTurn)},
+		{State: policy.StateID(TurnBackingOff), Trigger: policy.TriggerID(policy.TurnAcquired)},
+		{State: policy.StateID(TurnBackingOff), Trigger: policy.TriggerID(policy.TurnBusy)},
+		{State: policy.StateID(TurnBackingOff), Trigger: policy.TriggerID(policy.TurnAttemptFailed)},
+		{State: policy.StateID(TurnBackingOff), Trigger: policy.TriggerID(policy.TurnRelease)},
+		{State: policy.StateID(TurnHolding), Trigger: policy.TriggerID(policy.TurnRequest)},
+		{State: policy.StateID(TurnHolding), Trigger: policy.TriggerID(policy.TurnTurn)},
+		{State: policy.StateID(TurnHolding), Trigger: policy.TriggerID(policy.TurnAcquired)},
+		{State: policy.StateID(TurnHolding), Trigger: policy.TriggerID(policy.TurnBusy)},
+		{State: policy.StateID(TurnHolding), Trigger: policy.TriggerID(policy.TurnAttemptFailed)},
+		{State: policy.StateID(TurnHolding), Trigger: policy.TriggerID(policy.TurnRetry)},
+		{State: policy.StateID(TurnGaveUp), Trigger: policy.TriggerID(policy.TurnRequest)},
+		{State: policy.StateID(TurnGaveUp), Trigger: policy.TriggerID(policy.TurnTurn)},
+		{State: policy.StateID(TurnGaveUp), Trigger: policy.TriggerID(policy.TurnAcquired)},
+		{State: policy.StateID(TurnGaveUp), Trigger: policy.TriggerID(policy.TurnBusy)},
+		{State: policy.StateID(TurnGaveUp), Trigger: policy.TriggerID(policy.TurnAttemptFailed)},
+		{State: policy.StateID(TurnGaveUp), Trigger: policy.TriggerID(policy.TurnRetry)},
+		{State: policy.StateID(TurnGaveUp), Trigger: policy.TriggerID(policy.TurnRelease)},
+		{State: policy.StateID(TurnFailed), Trigger: policy.TriggerID(policy.TurnRequest)},
+		{State: policy.StateID(TurnFailed), Trigger: policy.TriggerID(policy.TurnTurn)},
+		{State: policy.StateID(TurnFailed), Trigger: policy.TriggerID(policy.TurnAcquired)},
+		{State: policy.StateID(TurnFailed), Trigger: policy.TriggerID(policy.TurnBusy)},
+		{State: policy.StateID(TurnFailed), Trigger: policy.TriggerID(policy.TurnAttemptFailed)},
+		{State: policy.StateID(TurnFailed), Trigger: policy.TriggerID(policy.TurnRetry)},
+		{State: policy.StateID(TurnFailed), Trigger: policy.TriggerID(policy.TurnRelease)},
+		{State: policy.StateID(TurnAborted), Trigger: policy.TriggerID(policy.TurnRequest)},
+		{State: policy.StateID(TurnAborted), Trigger: policy.TriggerID(policy.TurnTurn)},
+		{State: policy.StateID(TurnAborted), Trigger: policy.TriggerID(policy.TurnAcquired)},
+		{State: policy.StateID(TurnAborted), Trigger: policy.TriggerID(policy.TurnBusy)},
+		{State: policy.StateID(TurnAborted), Trigger: policy.TriggerID(policy.TurnAttemptFailed)},
+		{State: policy.StateID(TurnAborted), Trigger: policy.TriggerID(policy.TurnRelease)},
+		{State: policy.StateID(TurnReleased), Trigger: policy.TriggerID(policy.TurnRequest)},
+		{State: policy.StateID(TurnReleased), Trigger: policy.TriggerID(policy.TurnTurn)},
+		{State: policy.StateID(TurnReleased), Trigger: policy.TriggerID(policy.TurnAcquired)},
+		{State: policy.StateID(TurnReleased), Trigger: policy.TriggerID(policy.TurnBusy)},
+		{State: policy.StateID(TurnReleased), Trigger: policy.TriggerID(policy.TurnAttemptFailed)},
+		{State: policy.StateID(TurnReleased), Trigger: policy.TriggerID(policy.TurnRetry)},
 	},
-}
-
-// NewTurnStateless returns a github.com/qmuntal/stateless machine in state s that
-// behaves as TurnStep; see ConfigureTurnStateless.
-func NewTurnStateless(s TurnState, facts func() TurnFacts, emit func(TurnOutputs)) *stateless.StateMachine {
-	return ConfigureTurnStateless(stateless.NewStateMachine(s), facts, emit)
-}
-
-// ConfigureTurnStateless configures sm, whose states are TurnState values, with the rows of
-// the Turn machine, and returns it. Guards read facts (nil means none hold).
-// Rows become Permit, PermitReentry or InternalTransition, ignored triggers
-// Ignore, and rejected ones stay unpermitted, so Fire returns an error.
-// A row that fires calls emit (if not nil) once with its outputs, even none:
-// an internal row from its action, any other from the entry action of its
-// target, which tells rows apart by their source and, if it must, by facts.
-//
-// stateless is the reference interpreter and a diagram source (sm.ToGraph),
-// not the hot path: TurnStep is about a hundred times faster.
-func ConfigureTurnStateless(sm *stateless.StateMachine, facts func() TurnFacts, emit func(TurnOutputs)) *stateless.StateMachine {
-	if facts == nil {
-		facts = func() TurnFacts { return 0 }
-	}
-	if emit == nil {
-		emit = func(TurnOutputs) {}
-	}
-	g := turnGuards{facts: facts}
-	o := turnEmitter{emit: emit}
-	// Rejected, so not permitted: TurnTurn, TurnAcquired, TurnBusy, TurnAttemptFailed, TurnRetry, TurnRelease.
-	sm.Configure(TurnIdle).
-		Permit(TurnRequest, TurnAttempting, g.whenTurnFree).
-		Permit(TurnRequest, TurnWaiting, g.unlessTurnFree, g.whenWait).
-		Permit(TurnRequest, TurnGaveUp, g.unlessTurnFree, g.unlessWait).
-		Permit(TurnAbort, TurnAborted)
-	// Rejected, so not permitted: TurnRequest, TurnAcquired, TurnBusy, TurnAttemptFailed, TurnRetry, TurnRelease.
-	sm.Configure(TurnWaiting).
-		Permit(TurnTurn, TurnAttempting).
-		Permit(TurnAbort, TurnAborted).
-		OnEntryFrom(TurnRequest, o.outputs(TurnOutputEnqueue))
-	// Rejected, so not permitted: TurnRequest, TurnTurn, TurnRetry, TurnRelease.
-	sm.Configure(TurnAttempting).
-		Permit(TurnAcquired, TurnHolding).
-		Permit(TurnBusy, TurnBackingOff, g.whenWait).
-		Permit(TurnBusy, TurnGaveUp, g.unlessWait).
-		Permit(TurnAttemptFailed, TurnFailed).
-		Ignore(TurnAbort).
-		OnEntryFrom(TurnRequest, o.outputs(TurnOutputTakeTurn|TurnOutputAttempt)).
-		OnEntryFrom(TurnTurn, o.outputs(TurnOutputAttempt)).
-		OnEntryFrom(TurnRetry, o.outputs(TurnOutputAttempt))
-	// Rejected, so not permitted: TurnRequest, TurnTurn, TurnAcquired, TurnBusy, TurnAttemptFailed, TurnRelease.
-	sm.Configure(TurnBackingOff).
-		Permit(TurnRetry, TurnAttempting).
-		Permit(TurnAbort, TurnAborted).
-		OnEntryFrom(TurnBusy, o.outputs(TurnOutputBackoff))
-	// Rejected, so not permitted: TurnRequest, TurnTurn, TurnAcquired, TurnBusy, TurnAttemptFailed, TurnRetry.
-	sm.Configure(TurnHolding).
-		Permit(TurnRelease, TurnReleased).
-		Ignore(TurnAbort).
-		OnEntryFrom(TurnAcquired, o.outputs(TurnOutputReturnLock))
-	// Rejected, so not permitted: TurnRequest, TurnTurn, TurnAcquired, TurnBusy, TurnAttemptFailed, TurnRetry, TurnRelease.
-	sm.Configure(TurnGaveUp).
-		Ignore(TurnAbort).
-		OnEntryFrom(TurnRequest, o.outputs(TurnOutputReturnHeld)).
-		OnEntryFrom(TurnBusy, o.outputs(TurnOutputPassTurn|TurnOutputReturnHeld))
-	// Rejected, so not permitted: TurnRequest, TurnTurn, TurnAcquired, TurnBusy, TurnAttemptFailed, TurnRetry, TurnRelease.
-	sm.Configure(TurnFailed).
-		Ignore(TurnAbort).
-		OnEntryFrom(TurnAttemptFailed, o.outputs(TurnOutputPassTurn|TurnOutputReturnError))
-	// Rejected, so not permitted: TurnRequest, TurnTurn, TurnAcquired, TurnBusy, TurnAttemptFailed, TurnRelease.
-	sm.Configure(TurnAborted).
-		Ignore(TurnRetry).
-		Ignore(TurnAbort).
-		OnEntryFrom(TurnAbort, func(ctx context.Context, _ ...any) error {
-			switch stateless.GetTransition(ctx).Source {
-			case TurnIdle:
-				emit(TurnOutputReturnCause)
-			case TurnWaiting:
-				emit(TurnOutputLeaveQueue | TurnOutputReturnCause)
-			case TurnBackingOff:
-				emit(TurnOutputPassTurn | TurnOutputReturnCause)
-			}
-			return nil
-		})
-	// Rejected, so not permitted: TurnRequest, TurnTurn, TurnAcquired, TurnBusy, TurnAttemptFailed, TurnRetry.
-	sm.Configure(TurnReleased).
-		Ignore(TurnAbort).
-		Ignore(TurnRelease).
-		OnEntryFrom(TurnRelease, o.outputs(TurnOutputUnlock|TurnOutputPassTurn))
-	return sm
-}
-
-// turnGuards holds one stateless guard per fact literal the rows use; as
-// methods they keep their names in stateless's graphs and errors.
-type turnGuards struct{ facts func() TurnFacts }
-
-func (g turnGuards) whenTurnFree(context.Context, ...any) bool {
-	return g.facts()&TurnFactTurnFree != 0
-}
-
-func (g turnGuards) unlessTurnFree(context.Context, ...any) bool {
-	return g.facts()&TurnFactTurnFree == 0
-}
-
-func (g turnGuards) whenWait(context.Context, ...any) bool { return g.facts()&TurnFactWait != 0 }
-
-func (g turnGuards) unlessWait(context.Context, ...any) bool { return g.facts()&TurnFactWait == 0 }
-
-// turnEmitter turns outputs into stateless actions.
-type turnEmitter struct{ emit func(TurnOutputs) }
-
-// outputs returns an action that emits out.
-func (o turnEmitter) outputs(out TurnOutputs) stateless.ActionFunc {
-	return func(context.Context, ...any) error {
-		o.emit(out)
-		return nil
-	}
 }

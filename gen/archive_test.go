@@ -109,3 +109,14 @@ func firstDiff(got, want []byte) string {
 	}
 	return "no difference"
 }
+
+// family returns the family of the archive's spec, "" for none.
+func (a archive) family(t testing.TB) string {
+	t.Helper()
+	spec := a.spec()
+	table, err := compile(spec.Name, spec.Data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return table.Family
+}

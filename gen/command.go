@@ -9,6 +9,8 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+
+	"github.com/rivus/collab/policy"
 )
 
 // specList collects repeated -spec flags.
@@ -32,8 +34,12 @@ func Main(name string, args []string, stderr io.Writer) int {
 	flags.Var(&specs, "spec", "a spec file (repeatable; spec files may also follow the flags)")
 	out := flags.String("out", ".", "the directory to write the generated files into")
 	pkg := flags.String("pkg", "", "the Go package name of the generated files (default: $GOPACKAGE when -out is \".\", else the directory's name)")
+	vocabulary := flags.Bool("vocabulary", false, "write package policy's "+VocabularyFile+" (the families' constants) into -out instead of generating specs")
 	if err := flags.Parse(args); err != nil {
 		return 2
+	}
+	if *vocabulary {
+		return writeVocabulary(name, *out, stderr)
 	}
 	specs = append(specs, flags.Args()...)
 	if len(specs) == 0 {
@@ -50,6 +56,19 @@ func Main(name string, args []string, stderr io.Writer) int {
 		return 1
 	}
 	if err := writeFiles(*out, files); err != nil {
+		fmt.Fprintf(stderr, "%s: %v\n", name, err)
+		return 1
+	}
+	return 0
+}
+
+// writeVocabulary writes the families' constants into dir.
+func writeVocabulary(name, dir string, stderr io.Writer) int {
+	f, err := GenerateVocabulary(policy.Families())
+	if err == nil {
+		err = writeFiles(dir, []File{f})
+	}
+	if err != nil {
 		fmt.Fprintf(stderr, "%s: %v\n", name, err)
 		return 1
 	}

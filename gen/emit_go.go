@@ -13,26 +13,22 @@ func emitCode(t *policy.Table, pkg string) []byte {
 	e.p.line("")
 	e.p.line("package %s", pkg)
 	e.p.line("")
-	e.p.line("import (")
-	e.p.line("%q", "context")
-	e.p.line("")
-	e.p.line("%q", "github.com/qmuntal/stateless")
-	e.p.line("%q", "github.com/rivus/collab/policy")
-	e.p.line(")")
+	e.p.line("import %q", "github.com/rivus/collab/policy")
 	e.p.line("")
 	e.p.line("// A compile error here means this file was generated for another version of package policy: run go generate.")
 	e.p.line("const _ = policy.SupportPackageIsVersion1")
 	e.emitStateType()
-	e.emitTriggerType()
-	e.emitSetType(e.n.factsType(), "policy.Facts", e.n.factNames(), t.Facts, e.n.fact,
-		"is a set of the facts the runtime observed when it fired a trigger, one bit per fact.")
-	e.emitSetType(e.n.outputsType(), "policy.Outputs", e.n.outputNames(), t.Outputs, e.n.output,
-		"is a set of the effects a step asks the runtime to carry out, one bit per output.")
+	if !e.n.family {
+		e.emitTriggerType()
+		e.emitSetType(e.n.factsType(), "policy.Facts", e.n.factNames(), t.Facts, e.n.fact,
+			"is a set of the facts the runtime observed when it fired a trigger, one bit per fact.")
+		e.emitSetType(e.n.outputsType(), "policy.Outputs", e.n.outputNames(), t.Outputs, e.n.output,
+			"is a set of the effects a step asks the runtime to carry out, one bit per output.")
+	}
 	e.emitConstGuard()
 	e.emitStep()
 	e.emitPolicy()
 	e.emitTable()
-	e.emitStateless()
 	return e.p.buf.Bytes()
 }
 
@@ -56,11 +52,7 @@ func (e *emitter) emitTriggerType() {
 	e.p.line("// %s is an event the runtime fires at a %s machine.", typ, e.t.Name)
 	e.p.line("type %s policy.TriggerID", typ)
 	e.p.line("")
-	if e.t.Family != "" {
-		e.p.line("// The triggers of the %s machine, numbered in the order of family %s.", e.t.Name, e.t.Family)
-	} else {
-		e.p.line("// The triggers of the %s machine, numbered in the order of the spec.", e.t.Name)
-	}
+	e.p.line("// The triggers of the %s machine, numbered in the order of the spec.", e.t.Name)
 	e.emitEnum(typ, e.t.Triggers, e.n.trigger, e.n.triggerNames())
 }
 
@@ -100,7 +92,7 @@ func (e *emitter) emitSetType(typ, base, names string, words []policy.Word, goNa
 	e.p.line("type %s %s", typ, base)
 	if len(words) > 0 {
 		e.p.line("")
-		e.p.line("// The bits of %s, numbered in the order of the %s.", typ, e.vocabularyOrder())
+		e.p.line("// The bits of %s, numbered in the order of the spec.", typ)
 		e.p.line("const (")
 		for i, w := range words {
 			if w.Doc != "" {
@@ -122,15 +114,10 @@ func (e *emitter) emitSetType(typ, base, names string, words []policy.Word, goNa
 	e.p.line("}")
 }
 
-func (e *emitter) vocabularyOrder() string {
-	if e.t.Family != "" {
-		return "family " + e.t.Family
-	}
-	return "spec"
-}
-
 // emitConstGuard writes stringer's guard: if the constants and the name
-// tables of this file ever disagree, it stops compiling.
+// tables of this file ever disagree, or a family's vocabulary in package
+// policy is no longer numbered as when this file was generated, it stops
+// compiling.
 func (e *emitter) emitConstGuard() {
 	e.p.line("")
 	e.p.line("// An \"invalid array index\" compile error here means the constants changed: run go generate.")
@@ -166,7 +153,12 @@ func (e *emitter) emitPolicy() {
 	e.p.line("func (%s) Table() *policy.Table { return %s }", typ, n.tableVar())
 	e.p.line("")
 	e.p.line("func (%s) Step(s policy.StateID, t policy.TriggerID, f policy.Facts) policy.Result {", typ)
-	e.p.line("r := %s(%s(s), %s(t), %s(f))", n.stepFunc(), n.stateType(), n.triggerType(), n.factsType())
-	e.p.line("return policy.Result{Next: policy.StateID(r.Next), Outputs: policy.Outputs(r.Outputs), Verdict: r.Verdict}")
+	if n.family {
+		e.p.line("r := %s(%s(s), t, f)", n.stepFunc(), n.stateType())
+		e.p.line("return policy.Result{Next: policy.StateID(r.Next), Outputs: r.Outputs, Verdict: r.Verdict}")
+	} else {
+		e.p.line("r := %s(%s(s), %s(t), %s(f))", n.stepFunc(), n.stateType(), n.triggerType(), n.factsType())
+		e.p.line("return policy.Result{Next: policy.StateID(r.Next), Outputs: policy.Outputs(r.Outputs), Verdict: r.Verdict}")
+	}
 	e.p.line("}")
 }

@@ -14,7 +14,7 @@ type emitter struct {
 }
 
 func newEmitter(t *policy.Table) *emitter {
-	return &emitter{t: t, n: newGoNames(t.Name)}
+	return &emitter{t: t, n: newGoNames(t.Name, t.Family)}
 }
 
 func (e *emitter) state(s policy.StateID) string     { return e.n.state(e.t.States[s].Name) }

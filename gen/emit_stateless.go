@@ -7,34 +7,26 @@ import (
 	"github.com/rivus/collab/policy"
 )
 
-// emitStateless writes the constructor of the equivalent
-// github.com/qmuntal/stateless machine. It configures every row as the
-// stateless behaviour it is, with the guards as stateless guards, so that
-// stateless itself decides each step: it is an independent interpreter of
-// the spec that the generated test checks Step against.
+// emitStateless writes, for the test file, the configuration of the
+// equivalent github.com/qmuntal/stateless machine. It configures every row
+// as the stateless behaviour it is, with the guards as stateless guards, so
+// that stateless itself decides each step: it is an independent
+// interpreter of the spec that the generated test checks Step against, and
+// the baseline of the generated benchmark.
 func (e *emitter) emitStateless() {
 	n := e.n
 	e.p.line("")
-	e.p.line("// %s returns a github.com/qmuntal/stateless machine in state s that", n.newStateless())
-	e.p.line("// behaves as %s; see %s.", n.stepFunc(), n.configureStateless())
-	e.p.line("func %s(s %s, facts func() %s, emit func(%s)) *stateless.StateMachine {", n.newStateless(), n.stateType(), n.factsType(), n.outputsType())
-	e.p.line("return %s(stateless.NewStateMachine(s), facts, emit)", n.configureStateless())
-	e.p.line("}")
-	e.p.line("")
 	e.p.line("// %s configures sm, whose states are %s values, with the rows of", n.configureStateless(), n.stateType())
-	e.p.line("// the %s machine, and returns it. Guards read facts (nil means none hold).", e.t.Name)
+	e.p.line("// the %s machine, and returns it. Guards read facts.", e.t.Name)
 	e.p.line("// Rows become Permit, PermitReentry or InternalTransition, ignored triggers")
 	e.p.line("// Ignore, and rejected ones stay unpermitted, so Fire returns an error.")
-	e.p.line("// A row that fires calls emit (if not nil) once with its outputs, even none:")
-	e.p.line("// an internal row from its action, any other from the entry action of its")
+	e.p.line("// A row that fires calls emit once with its outputs, even none: an")
+	e.p.line("// internal row from its action, any other from the entry action of its")
 	e.p.line("// target, which tells rows apart by their source and, if it must, by facts.")
-	e.p.line("//")
-	e.p.line("// stateless is the reference interpreter and a diagram source (sm.ToGraph),")
-	e.p.line("// not the hot path: %s is about a hundred times faster.", n.stepFunc())
 	e.p.line("func %s(sm *stateless.StateMachine, facts func() %s, emit func(%s)) *stateless.StateMachine {", n.configureStateless(), n.factsType(), n.outputsType())
 	body := e.statelessBody()
 	usesEmitter := strings.Contains(body, "o.outputs(")
-	e.emitStatelessLocals(usesEmitter, usesEmitter || strings.Contains(body, "emit("))
+	e.emitStatelessLocals(usesEmitter)
 	e.p.buf.WriteString(body)
 	e.p.line("return sm")
 	e.p.line("}")
@@ -56,22 +48,10 @@ func (e *emitter) statelessBody() string {
 	return body
 }
 
-// emitStatelessLocals writes the defaults of nil arguments and the guard
-// and emitter values the configuration uses. Guards exist only where a row
-// reads a fact, so facts is read only then.
-func (e *emitter) emitStatelessLocals(usesEmitter, usesEmit bool) {
-	readsFacts := len(e.literals()) > 0
-	if readsFacts {
-		e.p.line("if facts == nil {")
-		e.p.line("facts = func() %s { return 0 }", e.n.factsType())
-		e.p.line("}")
-	}
-	if usesEmit {
-		e.p.line("if emit == nil {")
-		e.p.line("emit = func(%s) {}", e.n.outputsType())
-		e.p.line("}")
-	}
-	if readsFacts {
+// emitStatelessLocals writes the guard and emitter values the
+// configuration uses. Guards exist only where a row reads a fact.
+func (e *emitter) emitStatelessLocals(usesEmitter bool) {
+	if len(e.literals()) > 0 {
 		e.p.line("g := %s{facts: facts}", e.n.guardsType())
 	}
 	if usesEmitter {

@@ -6,13 +6,10 @@ import (
 	"github.com/rivus/collab/policy"
 )
 
-// emitTable writes the table as data, built once when the package loads,
-// and its accessor.
+// emitTable writes the table as data, built once when the package loads;
+// the policy's Table method returns it.
 func (e *emitter) emitTable() {
 	n, t := e.n, e.t
-	e.p.line("")
-	e.p.line("// %s returns the %s machine's transition table as data. Callers must not modify it.", n.tableFunc(), t.Name)
-	e.p.line("func %s() *policy.Table { return %s }", n.tableFunc(), n.tableVar())
 	e.p.line("")
 	e.p.line("var %s = &policy.Table{", n.tableVar())
 	e.p.line("Name: %q,", t.Name)

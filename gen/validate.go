@@ -180,7 +180,7 @@ func words(decls []Decl) []policy.Word {
 // checkGoNames reports two names that would get one Go identifier, so that
 // every valid spec generates code that compiles.
 func (v *validator) checkGoNames() {
-	n := newGoNames(v.spec.Machine.Name.Name)
+	n := newGoNames(v.spec.Machine.Name.Name, v.spec.Machine.Family.Name)
 	taken := map[string]string{}
 	for _, name := range n.fixed() {
 		taken[name] = "the generated " + name

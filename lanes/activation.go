@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"runtime/debug"
 	"time"
+
+	"github.com/rivus/collab/policy"
 )
 
 // activation is one run of Activate for a key.
@@ -86,7 +88,7 @@ func (l *Lanes[K]) finish(ln *lane[K], run *activation, exit Exit, dying bool) (
 	defer func() {
 		var fx effects[K]
 		l.mu.Lock()
-		l.stepLocked(ln, trActivationEnded, &fx)
+		l.stepLocked(ln, policy.LaneActivationEnded, &fx)
 		l.mu.Unlock()
 		close(run.ended)
 		if returned && !dying && len(fx.starts) > 0 {
@@ -113,7 +115,7 @@ func (l *Lanes[K]) timeout(ln *lane[K], run *activation) {
 	var fx effects[K]
 	l.mu.Lock()
 	if ln.run == run {
-		l.stepLocked(ln, trTimeout, &fx)
+		l.stepLocked(ln, policy.LaneTimeout, &fx)
 	}
 	l.mu.Unlock()
 	fx.run(l)

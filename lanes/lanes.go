@@ -97,17 +97,17 @@ func (l *Lanes[K]) Wake(key K) (WakeResult, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	ln := l.laneLocked(key, &fx)
-	res, out := l.stepLocked(ln, trWake, &fx)
+	res, out := l.stepLocked(ln, policy.LaneWake, &fx)
 	switch {
 	case res.Verdict == policy.Rejected:
 		return 0, ErrClosed
-	case out.Has(outQueueFull):
+	case out.Has(policy.LaneOutputQueueFull):
 		return 0, ErrQueueFull
-	case out.Has(outStarted):
+	case out.Has(policy.LaneOutputStarted):
 		return Started, nil
-	case out.Has(outQueued):
+	case out.Has(policy.LaneOutputQueued):
 		return Queued, nil
-	case out.Has(outCoalesced):
+	case out.Has(policy.LaneOutputCoalesced):
 		return Coalesced, nil
 	}
 	panic(fmt.Sprintf("lanes: lane policy %s answered Wake in state %s with no wake result", l.pol.Name(), l.pol.Table().States[res.Next].Name))
@@ -121,7 +121,7 @@ func (l *Lanes[K]) Cancel(ctx context.Context, key K) error {
 	l.mu.Lock()
 	var run *activation
 	if ln, ok := l.lanes[key]; ok {
-		l.stepLocked(ln, trCancel, &fx)
+		l.stepLocked(ln, policy.LaneCancel, &fx)
 		run = ln.run
 	}
 	l.mu.Unlock()
@@ -159,7 +159,7 @@ func (l *Lanes[K]) Close() error {
 			}
 		}
 		for _, ln := range lanes {
-			l.stepLocked(ln, trClose, &fx)
+			l.stepLocked(ln, policy.LaneClose, &fx)
 		}
 		l.mu.Unlock()
 		fx.run(l)
@@ -177,7 +177,7 @@ func (l *Lanes[K]) laneLocked(key K, fx *effects[K]) *lane[K] {
 	ln := &lane[K]{key: key, state: l.pol.Initial()}
 	l.lanes[key] = ln
 	if l.closed {
-		l.stepLocked(ln, trClose, fx)
+		l.stepLocked(ln, policy.LaneClose, fx)
 	}
 	return ln
 }

@@ -47,7 +47,7 @@ func (fx *effects[K]) report(l *Lanes[K]) {
 // carries out the outputs, and then grants free slots to the queue.
 func (l *Lanes[K]) stepLocked(ln *lane[K], trigger policy.TriggerID, fx *effects[K]) (policy.Result, policy.Outputs) {
 	res := l.pol.Step(ln.state, trigger, l.factsLocked())
-	if res.Verdict == policy.Rejected && trigger != trWake {
+	if res.Verdict == policy.Rejected && trigger != policy.LaneWake {
 		// Only Wake may be refused (after Close); any other rejection is a
 		// policy that does not fit this runtime.
 		panic(fmt.Sprintf("lanes: lane policy %s rejected %s in state %s", l.pol.Name(),
@@ -69,16 +69,16 @@ func (l *Lanes[K]) stepLocked(ln *lane[K], trigger policy.TriggerID, fx *effects
 func (l *Lanes[K]) factsLocked() policy.Facts {
 	var f policy.Facts
 	if l.queue.len() == 0 {
-		f |= factQueueEmpty
+		f |= policy.LaneFactQueueEmpty
 		if l.running < l.cfg.MaxConcurrent {
-			f |= factSlotFree
+			f |= policy.LaneFactSlotFree
 		}
 	}
 	switch {
 	case l.cfg.MaxQueued == 0: // unbounded
-		f |= factQueueRoom
+		f |= policy.LaneFactQueueRoom
 	case l.cfg.MaxQueued > 0 && l.queue.len()+l.reserved < l.cfg.MaxQueued:
-		f |= factQueueRoom
+		f |= policy.LaneFactQueueRoom
 	}
 	return f
 }
@@ -91,39 +91,39 @@ func (l *Lanes[K]) applyLocked(ln *lane[K], trigger policy.TriggerID, out policy
 	fault := func(what string) {
 		panic(fmt.Sprintf("lanes: lane policy %s asked to %s in state %s", l.pol.Name(), what, l.pol.Table().States[ln.state].Name))
 	}
-	if out.Has(outDequeue) {
+	if out.Has(policy.LaneOutputDequeue) {
 		if !ln.queued {
 			fault("dequeue a lane that does not wait")
 		}
 		l.queue.remove(ln)
 		l.cfg.Hooks.queueDepth(l.queue.len())
-		if out.Has(outStart) && l.cfg.Hooks.Waited != nil {
+		if out.Has(policy.LaneOutputStart) && l.cfg.Hooks.Waited != nil {
 			l.cfg.Hooks.waited(key, l.hookTime()-ln.queuedAt)
 		}
 	}
-	if out.Has(outUnreserve) {
+	if out.Has(policy.LaneOutputUnreserve) {
 		if l.reserved == 0 {
 			fault("give back a queue place nobody holds")
 		}
 		l.reserved--
 	}
-	if out.Has(outInterrupt) && trigger == trTimeout {
+	if out.Has(policy.LaneOutputInterrupt) && trigger == policy.LaneTimeout {
 		l.cfg.Hooks.timedOut(key)
 	}
-	if out.Has(outInterrupt) && ln.run != nil {
+	if out.Has(policy.LaneOutputInterrupt) && ln.run != nil {
 		ln.run.cancel(l.interruptCause(trigger))
 	}
-	if out.Has(outReleaseSlot) {
+	if out.Has(policy.LaneOutputReleaseSlot) {
 		if ln.run == nil {
 			fault("release a slot the lane does not hold")
 		}
 		l.running--
 		ln.run = nil
 	}
-	if out.Has(outReserve) {
+	if out.Has(policy.LaneOutputReserve) {
 		l.reserved++
 	}
-	if out.Has(outEnqueue) {
+	if out.Has(policy.LaneOutputEnqueue) {
 		if ln.queued {
 			fault("enqueue a lane that already waits")
 		}
@@ -131,16 +131,16 @@ func (l *Lanes[K]) applyLocked(ln *lane[K], trigger policy.TriggerID, out policy
 		ln.queuedAt = l.hookTime()
 		l.cfg.Hooks.queueDepth(l.queue.len())
 	}
-	if out.Has(outStart) {
+	if out.Has(policy.LaneOutputStart) {
 		if ln.run != nil {
 			fault("start a second activation of one key")
 		}
 		l.startLocked(ln, fx)
 	}
-	if out.Has(outForget) {
+	if out.Has(policy.LaneOutputForget) {
 		delete(l.lanes, key)
 	}
-	if out.Has(outReportInterrupted) {
+	if out.Has(policy.LaneOutputReportInterrupted) {
 		fx.dropped = append(fx.dropped, droppedWake[K]{key, l.interruptCause(trigger)})
 	}
 }
@@ -148,9 +148,9 @@ func (l *Lanes[K]) applyLocked(ln *lane[K], trigger policy.TriggerID, out policy
 // interruptCause names why trigger interrupts an activation.
 func (l *Lanes[K]) interruptCause(trigger policy.TriggerID) error {
 	switch trigger {
-	case trTimeout:
+	case policy.LaneTimeout:
 		return ErrTurnTimeout
-	case trClose:
+	case policy.LaneClose:
 		return ErrClosed
 	}
 	return ErrCancelled
@@ -160,7 +160,7 @@ func (l *Lanes[K]) interruptCause(trigger policy.TriggerID) error {
 func (l *Lanes[K]) grantSlotsLocked(fx *effects[K]) {
 	for l.queue.len() > 0 && l.running < l.cfg.MaxConcurrent {
 		head := l.queue.front()
-		l.stepLocked(head, trSlotGranted, fx)
+		l.stepLocked(head, policy.LaneSlotGranted, fx)
 		if head.queued {
 			panic(fmt.Sprintf("lanes: lane policy %s left the queue's head waiting after SlotGranted", l.pol.Name()))
 		}

@@ -1,41 +1,40 @@
 package lease
 
 import (
-	"github.com/rivus/collab/fsm"
 	"github.com/rivus/collab/policy"
 )
 
 // The lease family's triggers, facts and outputs, as every lease policy
 // numbers them.
-var (
-	trAcquire        = policy.TriggerID(fsm.LeaseAcquire)
-	trLoaded         = policy.TriggerID(fsm.LeaseLoaded)
-	trSaved          = policy.TriggerID(fsm.LeaseSaved)
-	trConflict       = policy.TriggerID(fsm.LeaseConflict)
-	trRepoFailed     = policy.TriggerID(fsm.LeaseRepoFailed)
-	trRenewDue       = policy.TriggerID(fsm.LeaseRenewDue)
-	trDeadlinePassed = policy.TriggerID(fsm.LeaseDeadlinePassed)
-	trFenceTaken     = policy.TriggerID(fsm.LeaseFenceTaken)
-	trRelease        = policy.TriggerID(fsm.LeaseRelease)
+const (
+	trAcquire        = policy.LeaseAcquire
+	trLoaded         = policy.LeaseLoaded
+	trSaved          = policy.LeaseSaved
+	trConflict       = policy.LeaseConflict
+	trRepoFailed     = policy.LeaseRepoFailed
+	trRenewDue       = policy.LeaseRenewDue
+	trDeadlinePassed = policy.LeaseDeadlinePassed
+	trFenceTaken     = policy.LeaseFenceTaken
+	trRelease        = policy.LeaseRelease
 
-	factRecordFree = policy.Facts(fsm.LeaseFactRecordFree)
-	factHolderDead = policy.Facts(fsm.LeaseFactHolderDead)
-	factTTLElapsed = policy.Facts(fsm.LeaseFactTtlElapsed)
-	factRecordOurs = policy.Facts(fsm.LeaseFactRecordOurs)
+	factRecordFree = policy.LeaseFactRecordFree
+	factHolderDead = policy.LeaseFactHolderDead
+	factTTLElapsed = policy.LeaseFactTtlElapsed
+	factRecordOurs = policy.LeaseFactRecordOurs
 
-	outStopTimers    = policy.Outputs(fsm.LeaseOutputStopTimers)
-	outLoad          = policy.Outputs(fsm.LeaseOutputLoad)
-	outClaim         = policy.Outputs(fsm.LeaseOutputClaim)
-	outRenew         = policy.Outputs(fsm.LeaseOutputRenew)
-	outTombstone     = policy.Outputs(fsm.LeaseOutputTombstone)
-	outArmDeadline   = policy.Outputs(fsm.LeaseOutputArmDeadline)
-	outScheduleRenew = policy.Outputs(fsm.LeaseOutputScheduleRenew)
-	outScheduleRetry = policy.Outputs(fsm.LeaseOutputScheduleRetry)
-	outDeclareLost   = policy.Outputs(fsm.LeaseOutputDeclareLost)
-	outRunFenced     = policy.Outputs(fsm.LeaseOutputRunFenced)
-	outRefuseFenced  = policy.Outputs(fsm.LeaseOutputRefuseFenced)
-	outAcquired      = policy.Outputs(fsm.LeaseOutputAcquired)
-	outHeldError     = policy.Outputs(fsm.LeaseOutputHeldError)
-	outRepoError     = policy.Outputs(fsm.LeaseOutputRepoError)
-	outEndHandle     = policy.Outputs(fsm.LeaseOutputEndHandle)
+	outStopTimers    = policy.LeaseOutputStopTimers
+	outLoad          = policy.LeaseOutputLoad
+	outClaim         = policy.LeaseOutputClaim
+	outRenew         = policy.LeaseOutputRenew
+	outTombstone     = policy.LeaseOutputTombstone
+	outArmDeadline   = policy.LeaseOutputArmDeadline
+	outScheduleRenew = policy.LeaseOutputScheduleRenew
+	outScheduleRetry = policy.LeaseOutputScheduleRetry
+	outDeclareLost   = policy.LeaseOutputDeclareLost
+	outRunFenced     = policy.LeaseOutputRunFenced
+	outRefuseFenced  = policy.LeaseOutputRefuseFenced
+	outAcquired      = policy.LeaseOutputAcquired
+	outHeldError     = policy.LeaseOutputHeldError
+	outRepoError     = policy.LeaseOutputRepoError
+	outEndHandle     = policy.LeaseOutputEndHandle
 )

@@ -6,6 +6,7 @@ import (
 
 	"github.com/rivus/collab/fsm"
 	"github.com/rivus/collab/modelcheck"
+	"github.com/rivus/collab/worldmodel"
 )
 
 // BenchmarkExplore explores the lease world of the shipped policy with four
@@ -16,9 +17,9 @@ import (
 // ratio says how close the lease world comes to what the checker's
 // visited set allows on this machine.
 func BenchmarkExplore(b *testing.B) {
-	bounds := fsm.DefaultLeaseBounds()
+	bounds := worldmodel.DefaultLeaseBounds()
 	bounds.Holders = 4
-	m, err := fsm.LeaseModel(fsm.LeasePolicy, bounds)
+	m, err := worldmodel.LeaseModel(fsm.LeasePolicy, bounds)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -170,7 +170,7 @@ func TestAcquirePolicyFamily(t *testing.T) {
 		{"default", nil, ""},
 		{"generated turn", fsm.TurnPolicy, ""},
 		{"custom turn", renamed{fsm.TurnPolicy}, ""},
-		{"compiled turn table", policy.Compile(fsm.TurnTable()), ""},
+		{"compiled turn table", policy.Compile(fsm.TurnPolicy.Table()), ""},
 		{"lane", fsm.LanePolicy, `"lane"`},
 		{"lease", fsm.LeasePolicy, `"lease"`},
 	}

@@ -5,7 +5,6 @@ import (
 	"slices"
 	"sync"
 
-	"github.com/rivus/collab/fsm"
 	"github.com/rivus/collab/platform"
 	"github.com/rivus/collab/policy"
 )
@@ -57,30 +56,30 @@ type task struct {
 }
 
 // Triggers, facts and outputs of the turn family, as the policy numbers them.
-var (
-	trRequest       = policy.TriggerID(fsm.TurnRequest)
-	trTurn          = policy.TriggerID(fsm.TurnTurn)
-	trAcquired      = policy.TriggerID(fsm.TurnAcquired)
-	trBusy          = policy.TriggerID(fsm.TurnBusy)
-	trAttemptFailed = policy.TriggerID(fsm.TurnAttemptFailed)
-	trRetry         = policy.TriggerID(fsm.TurnRetry)
-	trAbort         = policy.TriggerID(fsm.TurnAbort)
-	trRelease       = policy.TriggerID(fsm.TurnRelease)
+const (
+	trRequest       = policy.TurnRequest
+	trTurn          = policy.TurnTurn
+	trAcquired      = policy.TurnAcquired
+	trBusy          = policy.TurnBusy
+	trAttemptFailed = policy.TurnAttemptFailed
+	trRetry         = policy.TurnRetry
+	trAbort         = policy.TurnAbort
+	trRelease       = policy.TurnRelease
 
-	factTurnFree = policy.Facts(fsm.TurnFactTurnFree)
-	factWait     = policy.Facts(fsm.TurnFactWait)
+	factTurnFree = policy.TurnFactTurnFree
+	factWait     = policy.TurnFactWait
 
-	outLeaveQueue  = policy.Outputs(fsm.TurnOutputLeaveQueue)
-	outUnlock      = policy.Outputs(fsm.TurnOutputUnlock)
-	outPassTurn    = policy.Outputs(fsm.TurnOutputPassTurn)
-	outTakeTurn    = policy.Outputs(fsm.TurnOutputTakeTurn)
-	outEnqueue     = policy.Outputs(fsm.TurnOutputEnqueue)
-	outAttempt     = policy.Outputs(fsm.TurnOutputAttempt)
-	outBackoff     = policy.Outputs(fsm.TurnOutputBackoff)
-	outReturnLock  = policy.Outputs(fsm.TurnOutputReturnLock)
-	outReturnHeld  = policy.Outputs(fsm.TurnOutputReturnHeld)
-	outReturnError = policy.Outputs(fsm.TurnOutputReturnError)
-	outReturnCause = policy.Outputs(fsm.TurnOutputReturnCause)
+	outLeaveQueue  = policy.TurnOutputLeaveQueue
+	outUnlock      = policy.TurnOutputUnlock
+	outPassTurn    = policy.TurnOutputPassTurn
+	outTakeTurn    = policy.TurnOutputTakeTurn
+	outEnqueue     = policy.TurnOutputEnqueue
+	outAttempt     = policy.TurnOutputAttempt
+	outBackoff     = policy.TurnOutputBackoff
+	outReturnLock  = policy.TurnOutputReturnLock
+	outReturnHeld  = policy.TurnOutputReturnHeld
+	outReturnError = policy.TurnOutputReturnError
+	outReturnCause = policy.TurnOutputReturnCause
 )
 
 // newTurnKey builds the key of a lock; an opener that is not comparable

@@ -12,7 +12,12 @@
 // generator in package gen. Every policy of one family (see [LookupFamily])
 // numbers its triggers, facts and outputs in the family's order, so the
 // runtime can drive any of them, a user's custom policy too, with the same
-// IDs. States are the policy's own: the runtime never switches on them.
+// IDs. Those IDs are typed constants of this package, generated from the
+// families into vocabulary_gen.go: [LaneWake], [LaneFactSlotFree],
+// [LaneOutputStart], and so on for the lease and turn families. The runtime
+// fires and tests them, and the Step function generated for a machine of a
+// family switches on them, so the two cannot disagree on a number. States
+// are the policy's own: the runtime never switches on them.
 //
 // [Table] is the transition table as plain data, and [Table.Step] interprets
 // it; generated code is tested against that interpretation, and programs that

@@ -40,3 +40,28 @@ func FormatBits(v uint64, names []string, typeName string) string {
 	}
 	return string(b)
 }
+
+// TriggerName returns the name of trigger t in family f, or TriggerID(n)
+// for a trigger f does not have.
+func (f Family) TriggerName(t TriggerID) string {
+	return FormatID(int(t), wordNames(f.Triggers), "TriggerID")
+}
+
+// FormatFacts returns the names of the facts set in x, as FormatBits does.
+func (f Family) FormatFacts(x Facts) string {
+	return FormatBits(uint64(x), wordNames(f.Facts), "Facts")
+}
+
+// FormatOutputs returns the names of the outputs set in x, as FormatBits
+// does.
+func (f Family) FormatOutputs(x Outputs) string {
+	return FormatBits(uint64(x), wordNames(f.Outputs), "Outputs")
+}
+
+func wordNames(words []Word) []string {
+	names := make([]string, len(words))
+	for i, w := range words {
+		names[i] = w.Name
+	}
+	return names
+}

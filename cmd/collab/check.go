@@ -10,6 +10,7 @@ import (
 	"github.com/rivus/collab/fsm"
 	"github.com/rivus/collab/modelcheck"
 	"github.com/rivus/collab/policy"
+	"github.com/rivus/collab/worldmodel"
 )
 
 func runCheck(args []string, _ io.Reader, stdout, stderr io.Writer) int {
@@ -19,6 +20,7 @@ func runCheck(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	maxStates := fs.Int("max-states", 0, "give up on a policy after this many states (0: no limit)")
 	fingerprint := fs.Bool("fingerprint", false, "keep 64-bit hashes of worlds instead of the worlds")
 	progress := fs.Bool("progress", false, "print a progress line every few seconds")
+	larger := fs.Bool("larger", false, "check beyond the default bounds (minutes, not seconds; see worldmodel.CheckPolicyLarger)")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: collab check [flags] [SPEC.fsm...]\n\nWith no spec, checks the shipped turn, lane and lease policies; with specs,\nchecks each against its family's world at the default bounds.")
 		fs.PrintDefaults()
@@ -34,7 +36,7 @@ func runCheck(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		opts.Progress = stderr
 	}
 	status := 0
-	show := func(rep fsm.CheckReport, err error) {
+	show := func(rep worldmodel.CheckReport, err error) {
 		if err != nil {
 			fmt.Fprintf(stderr, "collab check: %v\n", err)
 			status = 1
@@ -46,19 +48,35 @@ func runCheck(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 			status = 1
 		}
 	}
+	check := func(p policy.Policy) {
+		if !*larger {
+			show(worldmodel.CheckPolicy(p, opts))
+			return
+		}
+		reps, err := worldmodel.CheckPolicyLarger(p, opts)
+		for _, rep := range reps {
+			show(rep, nil)
+		}
+		if err != nil {
+			show(worldmodel.CheckReport{}, err)
+		}
+	}
 	if fs.NArg() == 0 {
 		for _, p := range []policy.Policy{fsm.TurnPolicy, fsm.LanePolicy, fsm.LeasePolicy} {
-			show(fsm.CheckPolicy(p, opts))
+			check(p)
 		}
 		return status
 	}
 	for _, path := range fs.Args() {
 		src, err := os.ReadFile(path)
-		if err != nil {
-			show(fsm.CheckReport{}, err)
-			continue
+		if err == nil {
+			var p policy.Policy
+			if p, err = worldmodel.SpecPolicy(path, src); err == nil {
+				check(p)
+				continue
+			}
 		}
-		show(fsm.CheckSpec(path, src, opts))
+		show(worldmodel.CheckReport{}, err)
 	}
 	return status
 }

@@ -20,7 +20,7 @@ func TestCheckShippedPoliciesPass(t *testing.T) {
 }
 
 func TestCheckCatchesAMutatedSpecWithItsTrace(t *testing.T) {
-	spec := "../../fsm/testdata/mutations/lane-follow-up-dropped.fsm"
+	spec := "../../worldmodel/testdata/mutations/lane-follow-up-dropped.fsm"
 	code, out, errOut := runCLI(t, "", "check", spec)
 	if code != 1 || !strings.Contains(out, "violated") || !strings.Contains(out, "violation of") || !strings.Contains(out, "  1. ") {
 		t.Fatalf("exit %d, stdout:\n%s\nstderr: %s", code, out, errOut)

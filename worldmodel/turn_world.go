@@ -1,4 +1,4 @@
-package fsm
+package worldmodel
 
 import (
 	"fmt"
@@ -238,33 +238,33 @@ const (
 
 // The turn family's vocabulary as policy IDs.
 var (
-	turnTrRequest       = policy.TriggerID(TurnRequest)
-	turnTrTurn          = policy.TriggerID(TurnTurn)
-	turnTrAcquired      = policy.TriggerID(TurnAcquired)
-	turnTrBusy          = policy.TriggerID(TurnBusy)
-	turnTrAttemptFailed = policy.TriggerID(TurnAttemptFailed)
-	turnTrRetry         = policy.TriggerID(TurnRetry)
-	turnTrAbort         = policy.TriggerID(TurnAbort)
-	turnTrRelease       = policy.TriggerID(TurnRelease)
+	turnTrRequest       = policy.TurnRequest
+	turnTrTurn          = policy.TurnTurn
+	turnTrAcquired      = policy.TurnAcquired
+	turnTrBusy          = policy.TurnBusy
+	turnTrAttemptFailed = policy.TurnAttemptFailed
+	turnTrRetry         = policy.TurnRetry
+	turnTrAbort         = policy.TurnAbort
+	turnTrRelease       = policy.TurnRelease
 
-	turnFactFree = policy.Facts(TurnFactTurnFree)
-	turnFactWait = policy.Facts(TurnFactWait)
+	turnFactFree = policy.TurnFactTurnFree
+	turnFactWait = policy.TurnFactWait
 
-	turnOutLeave  = policy.Outputs(TurnOutputLeaveQueue)
-	turnOutUnlock = policy.Outputs(TurnOutputUnlock)
-	turnOutPass   = policy.Outputs(TurnOutputPassTurn)
-	turnOutTake   = policy.Outputs(TurnOutputTakeTurn)
-	turnOutEnq    = policy.Outputs(TurnOutputEnqueue)
-	turnOutTry    = policy.Outputs(TurnOutputAttempt)
-	turnOutBack   = policy.Outputs(TurnOutputBackoff)
-	turnOutLock   = policy.Outputs(TurnOutputReturnLock)
-	turnOutHeld   = policy.Outputs(TurnOutputReturnHeld)
-	turnOutError  = policy.Outputs(TurnOutputReturnError)
-	turnOutCause  = policy.Outputs(TurnOutputReturnCause)
+	turnOutLeave  = policy.TurnOutputLeaveQueue
+	turnOutUnlock = policy.TurnOutputUnlock
+	turnOutPass   = policy.TurnOutputPassTurn
+	turnOutTake   = policy.TurnOutputTakeTurn
+	turnOutEnq    = policy.TurnOutputEnqueue
+	turnOutTry    = policy.TurnOutputAttempt
+	turnOutBack   = policy.TurnOutputBackoff
+	turnOutLock   = policy.TurnOutputReturnLock
+	turnOutHeld   = policy.TurnOutputReturnHeld
+	turnOutError  = policy.TurnOutputReturnError
+	turnOutCause  = policy.TurnOutputReturnCause
 )
 
 // turnOutMask keeps the outputs of the family; the runtime acts on no others.
-const turnOutMask = 1<<len(turnOutputNames) - 1
+var turnOutMask = policy.Outputs(1)<<len(turnFamily.Outputs) - 1
 
 // turnModel is the model's fixed part: the policy and precomputed labels.
 type turnModel struct {

@@ -1,4 +1,4 @@
-package fsm
+package worldmodel
 
 import (
 	"fmt"
@@ -22,9 +22,9 @@ type ModelError struct {
 
 func (e *ModelError) Error() string {
 	if e.Family == "" {
-		return "fsm: model: " + e.Field + ": " + e.Reason
+		return "worldmodel: " + e.Field + ": " + e.Reason
 	}
-	return "fsm: " + e.Family + " model: " + e.Field + ": " + e.Reason
+	return "worldmodel: " + e.Family + ": " + e.Field + ": " + e.Reason
 }
 
 // CheckReport is the outcome of checking one policy against its family's
@@ -69,6 +69,65 @@ func CheckPolicy(p policy.Policy, opts modelcheck.Options) (CheckReport, error) 
 	return CheckReport{}, &ModelError{Field: "Policy", Reason: noModel(name, p.Family())}
 }
 
+// CheckPolicyLarger checks p beyond its family's default bounds, at the
+// bounds listed below, one report each. These explorations take minutes
+// rather than seconds, so `make modelcheck` runs them (collab check
+// --larger) and `go test` explores them only up to a number of states.
+//
+//   - turn: TurnMaxTasks tasks, another process taking the lock once;
+//   - lane: 4 keys, 2 slots, MaxQueued 3;
+//   - lease: 4 holders on one process table and 2 generations; 3 holders,
+//     a fourth on another process table, and 3 generations; each with
+//     failures, ambiguous saves, pauses and crashes.
+func CheckPolicyLarger(p policy.Policy, opts modelcheck.Options) ([]CheckReport, error) {
+	if p == nil {
+		return nil, &ModelError{Field: "Policy", Reason: "nil"}
+	}
+	switch p.Family() {
+	case "turn":
+		return reportEach(p, LargerTurnBounds(), TurnModel, opts)
+	case "lane":
+		return reportEach(p, LargerLaneBounds(), LaneModel, opts)
+	case "lease":
+		return reportEach(p, LargerLeaseBounds(), LeaseModel, opts)
+	}
+	_, err := CheckPolicy(p, opts) // the same *ModelError for a policy without a model
+	return nil, err
+}
+
+// reportEach checks p in the world of each bounds, stopping at the first
+// error.
+func reportEach[B any, W comparable](p policy.Policy, bounds []B, model func(policy.Policy, B) (modelcheck.Model[W], error), opts modelcheck.Options) ([]CheckReport, error) {
+	var reps []CheckReport
+	for _, b := range bounds {
+		m, err := model(p, b)
+		rep, err := report(p, m, err, opts)
+		if err != nil {
+			return reps, err
+		}
+		reps = append(reps, rep)
+	}
+	return reps, nil
+}
+
+// LargerTurnBounds returns the turn bounds of CheckPolicyLarger.
+func LargerTurnBounds() []TurnBounds {
+	return []TurnBounds{{Tasks: TurnMaxTasks, OtherTakes: 1, Symmetric: true}}
+}
+
+// LargerLaneBounds returns the lane bounds of CheckPolicyLarger.
+func LargerLaneBounds() []LaneBounds {
+	return []LaneBounds{{Keys: 4, MaxConcurrent: 2, MaxQueued: 3}}
+}
+
+// LargerLeaseBounds returns the lease bounds of CheckPolicyLarger.
+func LargerLeaseBounds() []LeaseBounds {
+	return []LeaseBounds{
+		{Holders: 4, Generations: 2, Failures: true, Ambiguous: true, Pauses: true, Crashes: true},
+		{Holders: 3, Remote: 1, Generations: 3, Failures: true, Ambiguous: true, Pauses: true, Crashes: true},
+	}
+}
+
 // checkTable requires p to carry a table holding its initial state: the
 // world models read state names and counts from it.
 func checkTable(family string, p policy.Policy) error {
@@ -89,29 +148,40 @@ func noModel(name, fam string) string {
 
 // CheckSpec parses and validates the spec src read from file, as
 // gen.GenerateSpec does, and checks its policy as CheckPolicy does. Its
-// errors about the spec are a gen.ErrorList naming file as given, with
-// line and column: those of gen.Parse and gen.Validate, and a
-// gen.KindFamily error at the machine line for a spec of no family or of
-// a family without a world model.
+// errors about the spec are those of SpecPolicy.
 func CheckSpec(file string, src []byte, opts modelcheck.Options) (CheckReport, error) {
-	spec, err := gen.Parse(file, src)
+	p, err := SpecPolicy(file, src)
 	if err != nil {
 		return CheckReport{}, err
+	}
+	return CheckPolicy(p, opts)
+}
+
+// SpecPolicy parses and validates the spec src read from file and compiles
+// it into a policy of a family with a world model. Its errors about the
+// spec are a gen.ErrorList naming file as given, with line and column:
+// those of gen.Parse and gen.Validate, and a gen.KindFamily error at the
+// machine line for a spec of no family or of a family without a world
+// model.
+func SpecPolicy(file string, src []byte) (policy.Policy, error) {
+	spec, err := gen.Parse(file, src)
+	if err != nil {
+		return nil, err
 	}
 	t, err := gen.Validate(spec)
 	if err != nil {
-		return CheckReport{}, err
+		return nil, err
 	}
 	switch t.Family {
 	case "turn", "lane", "lease":
-		return CheckPolicy(policy.Compile(t), opts)
+		return policy.Compile(t), nil
 	}
 	m := spec.Machine
 	pos := m.Family.Pos
 	if m.Family.Name == "" {
 		pos = m.Name.Pos
 	}
-	return CheckReport{}, gen.ErrorList{{File: file, Line: pos.Line, Col: pos.Col, Kind: gen.KindFamily,
+	return nil, gen.ErrorList{{File: file, Line: pos.Line, Col: pos.Col, Kind: gen.KindFamily,
 		Msg: "machine " + noModel(m.Name.Name, t.Family)}}
 }
 

@@ -1,4 +1,4 @@
-package fsm
+package worldmodel
 
 import (
 	"github.com/rivus/collab/policy"
@@ -233,8 +233,8 @@ func (m *leaseModel) fenceTaken(w *leaseVars, i int) {
 }
 
 // deadlinePassed fires holder i's one-shot deadline timer. A handle still
-// held after it breaks DESIGN.md's rule that the holder declares itself
-// lost at its deadline.
+// held after it breaks package lease's rule that the holder declares
+// itself lost at its deadline.
 func (m *leaseModel) deadlinePassed(w *leaseVars, i int) {
 	h := &w.h[i]
 	h.flags &^= leaseArmed | leaseDue | leaseLag
@@ -375,7 +375,7 @@ func (m *leaseModel) calls(w *leaseVars, i int, out policy.Outputs, t policy.Tri
 			w.setFault(leaseFaultOutputs, i, leaseOutputBit(leaseOClaim))
 		} else {
 			if w.recGen >= leaseMaxGeneration {
-				panic("fsm: lease world: generation beyond the packed world's range; see leaseMaxGeneration")
+				panic("worldmodel: lease world: generation beyond the packed world's range; see leaseMaxGeneration")
 			}
 			h.gen = w.recGen + 1
 			m.issue(w, i, leaseOpClaim, leaseOClaim)
@@ -476,12 +476,12 @@ func (m *leaseModel) returns(w *leaseVars, i int, out policy.Outputs, t policy.T
 
 // leaseOutputBit returns the bit index of the single output o.
 func leaseOutputBit(o policy.Outputs) uint8 {
-	for b := range uint8(len(leaseOutputNames)) {
+	for b := range uint8(len(leaseFamily.Outputs)) {
 		if o == 1<<b {
 			return b
 		}
 	}
-	return uint8(len(leaseOutputNames))
+	return uint8(len(leaseFamily.Outputs))
 }
 
 // tidy resets holder i's handle once it is gone for good (Acquire failed,

@@ -1,4 +1,4 @@
-package fsm
+package worldmodel
 
 import (
 	"math/bits"
@@ -93,13 +93,13 @@ func (m *laneModel) facts(w *LaneWorld) policy.Facts {
 	}
 	var f policy.Facts
 	if w.qlen == 0 {
-		f |= policy.Facts(LaneFactQueueEmpty)
+		f |= policy.LaneFactQueueEmpty
 		if m.slotFree(w) {
-			f |= policy.Facts(LaneFactSlotFree)
+			f |= policy.LaneFactSlotFree
 		}
 	}
 	if m.maxQueued == 0 || places < m.maxQueued {
-		f |= policy.Facts(LaneFactQueueRoom)
+		f |= policy.LaneFactQueueRoom
 	}
 	return f
 }
@@ -146,7 +146,7 @@ func (m *laneModel) wake(w *LaneWorld, k int) {
 	case reported:
 		w.fail(laneBadSpuriousReport, k, uint8(laneTrigWake))
 	default:
-		w.fail(laneWakeLie(r.Outputs, started, owed, f.Has(policy.Facts(LaneFactQueueRoom))), k, 0)
+		w.fail(laneWakeLie(r.Outputs, started, owed, f.Has(policy.LaneFactQueueRoom)), k, 0)
 		m.grant(w)
 	}
 }
@@ -156,17 +156,17 @@ func (m *laneModel) wake(w *LaneWorld, k int) {
 // room; it returns laneOK for a true answer.
 func laneWakeLie(out policy.Outputs, started, owed, room bool) laneBad {
 	switch {
-	case out.Has(policy.Outputs(LaneOutputStarted)) && !started:
+	case out.Has(policy.LaneOutputStarted) && !started:
 		return laneBadStartedLie
-	case out&policy.Outputs(LaneOutputQueued|LaneOutputCoalesced) != 0 && started:
+	case out&(policy.LaneOutputQueued|policy.LaneOutputCoalesced) != 0 && started:
 		return laneBadOwedLie
-	case out.Has(policy.Outputs(LaneOutputQueued)) && owed:
+	case out.Has(policy.LaneOutputQueued) && owed:
 		return laneBadQueuedLie
-	case out.Has(policy.Outputs(LaneOutputCoalesced)) && !owed:
+	case out.Has(policy.LaneOutputCoalesced) && !owed:
 		return laneBadCoalescedLie
-	case out.Has(policy.Outputs(LaneOutputQueueFull)) && owed:
+	case out.Has(policy.LaneOutputQueueFull) && owed:
 		return laneBadFullOwedLie
-	case out.Has(policy.Outputs(LaneOutputQueueFull)) && room:
+	case out.Has(policy.LaneOutputQueueFull) && room:
 		return laneBadFullLie
 	}
 	return laneOK
@@ -279,44 +279,44 @@ func (m *laneModel) fire(w *LaneWorld, k int, t policy.TriggerID) (policy.Output
 func (m *laneModel) apply(w *LaneWorld, k int, t policy.TriggerID, out policy.Outputs) (started, reported bool) {
 	l := &w.lanes[k]
 	for o := uint64(out); o != 0 && w.bad == laneOK; o &= o - 1 {
-		switch LaneOutputs(1) << bits.TrailingZeros64(o) {
-		case LaneOutputDequeue:
+		switch policy.Outputs(1) << bits.TrailingZeros64(o) {
+		case policy.LaneOutputDequeue:
 			if !l.queued {
 				w.fail(laneBadDequeue, k, 0)
 			}
 			w.unqueue(k)
-		case LaneOutputUnreserve:
+		case policy.LaneOutputUnreserve:
 			if !l.reserved {
 				w.fail(laneBadUnreserve, k, 0)
 			}
 			l.reserved = false
-		case LaneOutputInterrupt:
+		case policy.LaneOutputInterrupt:
 			l.interrupted = l.acts > 0
-		case LaneOutputReleaseSlot:
+		case policy.LaneOutputReleaseSlot:
 			if l.slots == 0 {
 				w.fail(laneBadRelease, k, 0)
 				break
 			}
 			l.slots--
-		case LaneOutputReserve:
+		case policy.LaneOutputReserve:
 			if l.reserved {
 				w.fail(laneBadReserve, k, 0)
 			}
 			l.reserved = true
-		case LaneOutputEnqueue:
+		case policy.LaneOutputEnqueue:
 			if l.queued {
 				w.fail(laneBadEnqueue, k, 0)
 				break
 			}
 			w.enqueue(k)
-		case LaneOutputStart:
+		case policy.LaneOutputStart:
 			m.start(w, k)
 			started = true
-		case LaneOutputForget:
+		case policy.LaneOutputForget:
 			l.entry = false
-		case LaneOutputReportInterrupted:
+		case policy.LaneOutputReportInterrupted:
 			reported = true
-		case LaneOutputStarted, LaneOutputQueued, LaneOutputCoalesced, LaneOutputQueueFull:
+		case policy.LaneOutputStarted, policy.LaneOutputQueued, policy.LaneOutputCoalesced, policy.LaneOutputQueueFull:
 			if t != laneTrigWake {
 				w.fail(laneBadStrayAnswer, k, uint8(t))
 			}

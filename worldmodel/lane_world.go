@@ -1,4 +1,4 @@
-package fsm
+package worldmodel
 
 import (
 	"fmt"
@@ -146,15 +146,15 @@ func (l *laneVars) holds() bool { return l.acts > 0 || l.slots > 0 || l.queued |
 
 // The family's vocabulary as the policy interface numbers it.
 const (
-	laneTrigWake    = policy.TriggerID(LaneWake)
-	laneTrigGranted = policy.TriggerID(LaneSlotGranted)
-	laneTrigEnded   = policy.TriggerID(LaneActivationEnded)
-	laneTrigTimeout = policy.TriggerID(LaneTimeout)
-	laneTrigCancel  = policy.TriggerID(LaneCancel)
-	laneTrigClose   = policy.TriggerID(LaneClose)
+	laneTrigWake    = policy.LaneWake
+	laneTrigGranted = policy.LaneSlotGranted
+	laneTrigEnded   = policy.LaneActivationEnded
+	laneTrigTimeout = policy.LaneTimeout
+	laneTrigCancel  = policy.LaneCancel
+	laneTrigClose   = policy.LaneClose
 
-	laneAnswers  = policy.Outputs(LaneOutputStarted | LaneOutputQueued | LaneOutputCoalesced | LaneOutputQueueFull)
-	laneAccepted = policy.Outputs(LaneOutputStarted | LaneOutputQueued | LaneOutputCoalesced)
+	laneAnswers  = (policy.LaneOutputStarted | policy.LaneOutputQueued | policy.LaneOutputCoalesced | policy.LaneOutputQueueFull)
+	laneAccepted = (policy.LaneOutputStarted | policy.LaneOutputQueued | policy.LaneOutputCoalesced)
 )
 
 // The properties LaneModel checks, by name, and the label of the move

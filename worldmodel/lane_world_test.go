@@ -1,4 +1,4 @@
-package fsm
+package worldmodel
 
 import (
 	"errors"
@@ -7,8 +7,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
+	"github.com/rivus/collab/fsm"
 	"github.com/rivus/collab/modelcheck"
 	"github.com/rivus/collab/policy"
 )
@@ -23,7 +23,7 @@ func laneCheck(t testing.TB, p policy.Policy, b LaneBounds, symmetry bool) (mode
 	if !symmetry {
 		m.Canonical = nil
 	}
-	return modelcheck.Check(m, modelcheck.Options{Timeout: time.Minute}), m
+	return modelcheck.Check(m, modelcheck.Options{MaxStates: testMaxStates}), m
 }
 
 // laneTrace renders a violation's trace for a failure message.
@@ -46,13 +46,13 @@ func TestLaneWorldShippedPolicyPasses(t *testing.T) {
 		b        LaneBounds
 		symmetry bool
 	}{
-		{"default", LanePolicy, DefaultLaneBounds(), false},
-		{"default symmetric", LanePolicy, DefaultLaneBounds(), true},
+		{"default", fsm.LanePolicy, DefaultLaneBounds(), false},
+		{"default symmetric", fsm.LanePolicy, DefaultLaneBounds(), true},
 		{"interpreted spec", compiled, DefaultLaneBounds(), false},
-		{"4 keys", LanePolicy, LaneBounds{Keys: 4, MaxConcurrent: 2, MaxQueued: 2}, false},
-		{"unbounded queue", LanePolicy, LaneBounds{Keys: 4, MaxConcurrent: 3, MaxQueued: 0}, false},
-		{"one slot", LanePolicy, LaneBounds{Keys: 4, MaxConcurrent: 1, MaxQueued: 1}, false},
-		{"5 keys symmetric", LanePolicy, LaneBounds{Keys: 5, MaxConcurrent: 3, MaxQueued: 3}, true},
+		{"4 keys", fsm.LanePolicy, LaneBounds{Keys: 4, MaxConcurrent: 2, MaxQueued: 2}, false},
+		{"unbounded queue", fsm.LanePolicy, LaneBounds{Keys: 4, MaxConcurrent: 3, MaxQueued: 0}, false},
+		{"one slot", fsm.LanePolicy, LaneBounds{Keys: 4, MaxConcurrent: 1, MaxQueued: 1}, false},
+		{"5 keys symmetric", fsm.LanePolicy, LaneBounds{Keys: 5, MaxConcurrent: 3, MaxQueued: 3}, true},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			r, m := laneCheck(t, c.p, c.b, c.symmetry)
@@ -67,11 +67,11 @@ func TestLaneWorldShippedPolicyPasses(t *testing.T) {
 // TestLaneWorldReachesEveryRow guards against a world too poor to find
 // anything: at the default bounds every row of the shipped spec fires.
 func TestLaneWorldReachesEveryRow(t *testing.T) {
-	rec := newStepRecorder(LanePolicy)
+	rec := newStepRecorder(fsm.LanePolicy)
 	if r, m := laneCheck(t, rec, DefaultLaneBounds(), false); r.Verdict != modelcheck.Passed {
 		t.Fatalf("%s\n%s", r.Summary(), laneTrace(r, m))
 	}
-	table := LanePolicy.Table()
+	table := fsm.LanePolicy.Table()
 	for _, row := range table.Rows {
 		if !rec.fired[row.Line] {
 			t.Errorf("lane.fsm:%d never fires at the default bounds", row.Line)
@@ -140,10 +140,17 @@ func TestLaneWorldCatchesMutations(t *testing.T) {
 // facts its guard accepts, with result instead.
 type laneOverride struct {
 	policy.Policy
-	state   LaneState
-	trigger LaneTrigger
+	state   fsm.LaneState
+	trigger policy.TriggerID
 	guard   policy.Guard
-	result  LaneResult
+	result  laneAnswer
+}
+
+// laneAnswer is the step result a laneOverride gives.
+type laneAnswer struct {
+	Next    fsm.LaneState
+	Outputs policy.Outputs
+	Verdict policy.Verdict
 }
 
 func (o laneOverride) Step(s policy.StateID, t policy.TriggerID, f policy.Facts) policy.Result {
@@ -159,7 +166,7 @@ func (o laneOverride) Step(s policy.StateID, t policy.TriggerID, f policy.Facts)
 
 // laneFacts is a guard that holds when the facts in want hold and those in
 // mask&^want do not.
-func laneFacts(mask, want LaneFacts) policy.Guard {
+func laneFacts(mask, want policy.Facts) policy.Guard {
 	return policy.Guard{Mask: policy.Facts(mask), Want: policy.Facts(want)}
 }
 
@@ -169,7 +176,7 @@ func laneFacts(mask, want LaneFacts) policy.Guard {
 // the mutations leave out.
 func TestLaneWorldNamesWhatAPolicyGetsWrong(t *testing.T) {
 	const (
-		slot, room = LaneFactSlotFree, LaneFactQueueRoom
+		slot, room = policy.LaneFactSlotFree, policy.LaneFactQueueRoom
 		fired      = policy.Fired
 	)
 	for _, c := range []struct {
@@ -178,57 +185,57 @@ func TestLaneWorldNamesWhatAPolicyGetsWrong(t *testing.T) {
 		invariant string
 		reason    string
 	}{
-		{"timeout rejected", laneOverride{state: LaneRunning, trigger: LaneTimeout, result: LaneResult{Verdict: policy.Rejected}},
+		{"timeout rejected", laneOverride{state: fsm.LaneRunning, trigger: policy.LaneTimeout, result: laneAnswer{Verdict: policy.Rejected}},
 			laneInvRuntime, "refused Timeout at k0 in state Running"},
-		{"wake ignored", laneOverride{state: LaneIdle, trigger: LaneWake, result: LaneResult{Verdict: policy.Ignored}},
+		{"wake ignored", laneOverride{state: fsm.LaneIdle, trigger: policy.LaneWake, result: laneAnswer{Verdict: policy.Ignored}},
 			laneInvRuntime, "gave no single answer"},
-		{"two answers", laneOverride{state: LaneIdle, trigger: LaneWake, guard: laneFacts(slot, slot),
-			result: LaneResult{LaneRunning, LaneOutputStart | LaneOutputStarted | LaneOutputQueued, fired}},
+		{"two answers", laneOverride{state: fsm.LaneIdle, trigger: policy.LaneWake, guard: laneFacts(slot, slot),
+			result: laneAnswer{fsm.LaneRunning, policy.LaneOutputStart | policy.LaneOutputStarted | policy.LaneOutputQueued, fired}},
 			laneInvRuntime, "gave no single answer"},
-		{"answer outside wake", laneOverride{state: LaneRunning, trigger: LaneActivationEnded,
-			result: LaneResult{LaneIdle, LaneOutputReleaseSlot | LaneOutputForget | LaneOutputStarted, fired}},
+		{"answer outside wake", laneOverride{state: fsm.LaneRunning, trigger: policy.LaneActivationEnded,
+			result: laneAnswer{fsm.LaneIdle, policy.LaneOutputReleaseSlot | policy.LaneOutputForget | policy.LaneOutputStarted, fired}},
 			laneInvRuntime, "ActivationEnded at k0 output a Wake answer"},
-		{"dequeue unqueued", laneOverride{state: LaneRunning, trigger: LaneCancel,
-			result: LaneResult{LaneCancelling, LaneOutputDequeue | LaneOutputInterrupt, fired}},
+		{"dequeue unqueued", laneOverride{state: fsm.LaneRunning, trigger: policy.LaneCancel,
+			result: laneAnswer{fsm.LaneCancelling, policy.LaneOutputDequeue | policy.LaneOutputInterrupt, fired}},
 			laneInvRuntime, "dequeue at k0, which is not in the queue"},
-		{"enqueue queued", laneOverride{state: LaneWaiting, trigger: LaneWake,
-			result: LaneResult{LaneWaiting, LaneOutputEnqueue | LaneOutputCoalesced, fired}},
+		{"enqueue queued", laneOverride{state: fsm.LaneWaiting, trigger: policy.LaneWake,
+			result: laneAnswer{fsm.LaneWaiting, policy.LaneOutputEnqueue | policy.LaneOutputCoalesced, fired}},
 			laneInvRuntime, "which is in the queue already"},
-		{"reserve twice", laneOverride{state: LaneRunningOwed, trigger: LaneWake,
-			result: LaneResult{LaneRunningOwed, LaneOutputReserve | LaneOutputCoalesced, fired}},
+		{"reserve twice", laneOverride{state: fsm.LaneRunningOwed, trigger: policy.LaneWake,
+			result: laneAnswer{fsm.LaneRunningOwed, policy.LaneOutputReserve | policy.LaneOutputCoalesced, fired}},
 			laneInvRuntime, "reserve at k0, which holds a reserved place already"},
-		{"unreserve none", laneOverride{state: LaneRunning, trigger: LaneCancel,
-			result: LaneResult{LaneCancelling, LaneOutputUnreserve | LaneOutputInterrupt, fired}},
+		{"unreserve none", laneOverride{state: fsm.LaneRunning, trigger: policy.LaneCancel,
+			result: laneAnswer{fsm.LaneCancelling, policy.LaneOutputUnreserve | policy.LaneOutputInterrupt, fired}},
 			laneInvRuntime, "unreserve at k0, which holds no reserved place"},
-		{"release none", laneOverride{state: LaneIdle, trigger: LaneWake, guard: laneFacts(slot|room, 0),
-			result: LaneResult{LaneIdle, LaneOutputReleaseSlot | LaneOutputQueueFull | LaneOutputForget, fired}},
+		{"release none", laneOverride{state: fsm.LaneIdle, trigger: policy.LaneWake, guard: laneFacts(slot|room, 0),
+			result: laneAnswer{fsm.LaneIdle, policy.LaneOutputReleaseSlot | policy.LaneOutputQueueFull | policy.LaneOutputForget, fired}},
 			laneInvRuntime, "releaseSlot at k2, which holds no slot"},
-		{"ErrClosed while open", laneOverride{state: LaneIdle, trigger: LaneWake, guard: laneFacts(slot|room, room),
-			result: LaneResult{Verdict: policy.Rejected}},
+		{"ErrClosed while open", laneOverride{state: fsm.LaneIdle, trigger: policy.LaneWake, guard: laneFacts(slot|room, room),
+			result: laneAnswer{Verdict: policy.Rejected}},
 			laneInvAnswer, "returned ErrClosed, but the lanes are open"},
-		{"started without start", laneOverride{state: LaneIdle, trigger: LaneWake, guard: laneFacts(slot, slot),
-			result: LaneResult{LaneRunning, LaneOutputStarted, fired}},
+		{"started without start", laneOverride{state: fsm.LaneIdle, trigger: policy.LaneWake, guard: laneFacts(slot, slot),
+			result: laneAnswer{fsm.LaneRunning, policy.LaneOutputStarted, fired}},
 			laneInvAnswer, "answered started but started no activation"},
-		{"queued but started", laneOverride{state: LaneIdle, trigger: LaneWake, guard: laneFacts(slot, slot),
-			result: LaneResult{LaneRunning, LaneOutputStart | LaneOutputQueued, fired}},
+		{"queued but started", laneOverride{state: fsm.LaneIdle, trigger: policy.LaneWake, guard: laneFacts(slot, slot),
+			result: laneAnswer{fsm.LaneRunning, policy.LaneOutputStart | policy.LaneOutputQueued, fired}},
 			laneInvAnswer, "answered queued or coalesced but started an activation"},
-		{"queued twice", laneOverride{state: LaneWaiting, trigger: LaneWake, result: LaneResult{LaneWaiting, LaneOutputQueued, fired}},
+		{"queued twice", laneOverride{state: fsm.LaneWaiting, trigger: policy.LaneWake, result: laneAnswer{fsm.LaneWaiting, policy.LaneOutputQueued, fired}},
 			laneInvAnswer, "answered queued though k2 owed an activation already"},
-		{"full though owed", laneOverride{state: LaneWaiting, trigger: LaneWake, result: LaneResult{LaneWaiting, LaneOutputQueueFull, fired}},
+		{"full though owed", laneOverride{state: fsm.LaneWaiting, trigger: policy.LaneWake, result: laneAnswer{fsm.LaneWaiting, policy.LaneOutputQueueFull, fired}},
 			laneInvAnswer, "answered queueFull though k2 owed an activation already"},
-		{"full though room", laneOverride{state: LaneIdle, trigger: LaneWake, guard: laneFacts(slot|room, room),
-			result: LaneResult{LaneIdle, LaneOutputQueueFull | LaneOutputForget, fired}},
+		{"full though room", laneOverride{state: fsm.LaneIdle, trigger: policy.LaneWake, guard: laneFacts(slot|room, room),
+			result: laneAnswer{fsm.LaneIdle, policy.LaneOutputQueueFull | policy.LaneOutputForget, fired}},
 			laneInvAnswer, "answered queueFull though the queue had room"},
-		{"spurious report", laneOverride{state: LaneRunning, trigger: LaneTimeout,
-			result: LaneResult{LaneRunning, LaneOutputInterrupt | LaneOutputReportInterrupted, fired}},
+		{"spurious report", laneOverride{state: fsm.LaneRunning, trigger: policy.LaneTimeout,
+			result: laneAnswer{fsm.LaneRunning, policy.LaneOutputInterrupt | policy.LaneOutputReportInterrupted, fired}},
 			laneInvReport, "Timeout at k0 output reportInterrupted, but dropped no owed wake"},
-		{"close without interrupt", laneOverride{state: LaneRunning, trigger: LaneClose, result: LaneResult{LaneClosed, 0, fired}},
+		{"close without interrupt", laneOverride{state: fsm.LaneRunning, trigger: policy.LaneClose, result: laneAnswer{fsm.LaneClosed, 0, fired}},
 			laneInvInterrupt, "after Close at k0 its activation runs on uninterrupted"},
-		{"cancel without interrupt", laneOverride{state: LaneRunning, trigger: LaneCancel, result: LaneResult{LaneCancelling, 0, fired}},
+		{"cancel without interrupt", laneOverride{state: fsm.LaneRunning, trigger: policy.LaneCancel, result: laneAnswer{fsm.LaneCancelling, 0, fired}},
 			laneInvInterrupt, "after Cancel at k0 its activation runs on uninterrupted"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			c.o.Policy = LanePolicy
+			c.o.Policy = fsm.LanePolicy
 			r, m := laneCheck(t, c.o, DefaultLaneBounds(), false)
 			if r.Verdict != modelcheck.Violated || r.Violation.Property != c.invariant || !strings.Contains(r.Violation.Reason, c.reason) {
 				t.Fatalf("%s; want %q with %q\n%s", r.Summary(), c.invariant, c.reason, laneTrace(r, m))
@@ -241,7 +248,7 @@ func TestLaneWorldNamesWhatAPolicyGetsWrong(t *testing.T) {
 // the queue while every slot is free: nothing will ever grant it one.
 func laneStuckWorld() LaneWorld {
 	var w LaneWorld
-	w.lanes[0] = laneVars{state: policy.StateID(LaneWaiting), entry: true, queued: true, owed: true}
+	w.lanes[0] = laneVars{state: policy.StateID(fsm.LaneWaiting), entry: true, queued: true, owed: true}
 	w.queue[0], w.qlen = 0, 1
 	w.waits[0], w.wlen = 0, 1
 	w.quiet = true
@@ -249,7 +256,7 @@ func laneStuckWorld() LaneWorld {
 }
 
 func TestLaneWorldOwesWorkWhenStuck(t *testing.T) {
-	m, err := LaneModel(LanePolicy, DefaultLaneBounds())
+	m, err := LaneModel(fsm.LanePolicy, DefaultLaneBounds())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -268,7 +275,7 @@ func TestLaneWorldOwesWorkWhenStuck(t *testing.T) {
 // TestLaneWorldEveryPropertyCanFail requires a failing case above for
 // every invariant of the model and for Owes.
 func TestLaneWorldEveryPropertyCanFail(t *testing.T) {
-	m, err := LaneModel(LanePolicy, DefaultLaneBounds())
+	m, err := LaneModel(fsm.LanePolicy, DefaultLaneBounds())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -296,13 +303,13 @@ func TestLaneModelRejectsBadArguments(t *testing.T) {
 		field string
 	}{
 		{nil, good, "Policy"},
-		{TurnPolicy, good, "Policy"},
-		{LanePolicy, LaneBounds{Keys: 0, MaxConcurrent: 2, MaxQueued: 2}, "Keys"},
-		{LanePolicy, LaneBounds{Keys: LaneMaxKeys + 1, MaxConcurrent: 2, MaxQueued: 2}, "Keys"},
-		{LanePolicy, LaneBounds{Keys: 3, MaxConcurrent: 0, MaxQueued: 2}, "MaxConcurrent"},
-		{LanePolicy, LaneBounds{Keys: 3, MaxConcurrent: 256, MaxQueued: 2}, "MaxConcurrent"},
-		{LanePolicy, LaneBounds{Keys: 3, MaxConcurrent: 2, MaxQueued: -1}, "MaxQueued"},
-		{LanePolicy, LaneBounds{Keys: 3, MaxConcurrent: 2, MaxQueued: 256}, "MaxQueued"},
+		{fsm.TurnPolicy, good, "Policy"},
+		{fsm.LanePolicy, LaneBounds{Keys: 0, MaxConcurrent: 2, MaxQueued: 2}, "Keys"},
+		{fsm.LanePolicy, LaneBounds{Keys: LaneMaxKeys + 1, MaxConcurrent: 2, MaxQueued: 2}, "Keys"},
+		{fsm.LanePolicy, LaneBounds{Keys: 3, MaxConcurrent: 0, MaxQueued: 2}, "MaxConcurrent"},
+		{fsm.LanePolicy, LaneBounds{Keys: 3, MaxConcurrent: 256, MaxQueued: 2}, "MaxConcurrent"},
+		{fsm.LanePolicy, LaneBounds{Keys: 3, MaxConcurrent: 2, MaxQueued: -1}, "MaxQueued"},
+		{fsm.LanePolicy, LaneBounds{Keys: 3, MaxConcurrent: 2, MaxQueued: 256}, "MaxQueued"},
 	} {
 		_, err := LaneModel(c.p, c.b)
 		var me *ModelError
@@ -310,7 +317,7 @@ func TestLaneModelRejectsBadArguments(t *testing.T) {
 			t.Errorf("LaneModel(%v, %+v) = %v, want a *ModelError on %s", c.p, c.b, err, c.field)
 		}
 	}
-	if _, err := LaneModel(LanePolicy, LaneBounds{Keys: LaneMaxKeys, MaxConcurrent: 255, MaxQueued: 0}); err != nil {
+	if _, err := LaneModel(fsm.LanePolicy, LaneBounds{Keys: LaneMaxKeys, MaxConcurrent: 255, MaxQueued: 0}); err != nil {
 		t.Errorf("the widest bounds: %v", err)
 	}
 }
@@ -329,7 +336,7 @@ func laneSomeWorlds(m modelcheck.Model[LaneWorld], n int) []LaneWorld {
 }
 
 func TestLaneWorldNextAllocatesNothing(t *testing.T) {
-	m, err := LaneModel(LanePolicy, LaneBounds{Keys: 4, MaxConcurrent: 2, MaxQueued: 2})
+	m, err := LaneModel(fsm.LanePolicy, LaneBounds{Keys: 4, MaxConcurrent: 2, MaxQueued: 2})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -360,7 +367,7 @@ func BenchmarkLaneWorld(b *testing.B) {
 		b.Run(c.name, func(b *testing.B) {
 			states := 0
 			for b.Loop() {
-				r, _ := laneCheck(b, LanePolicy, c.b, false)
+				r, _ := laneCheck(b, fsm.LanePolicy, c.b, false)
 				if r.Verdict != modelcheck.Passed {
 					b.Fatal(r.Summary())
 				}

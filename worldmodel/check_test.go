@@ -1,4 +1,4 @@
-package fsm
+package worldmodel
 
 import (
 	"errors"
@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/rivus/collab/fsm"
 	"github.com/rivus/collab/gen"
 	"github.com/rivus/collab/modelcheck"
 	"github.com/rivus/collab/policy"
@@ -45,13 +46,13 @@ func wantModelError(t *testing.T, call string, err error, family, text string) {
 
 func TestModelsOfNilPolicyAreModelErrors(t *testing.T) {
 	_, err := CheckPolicy(nil, modelcheck.Options{})
-	wantModelError(t, "CheckPolicy(nil)", err, "", "fsm: model: Policy: nil")
+	wantModelError(t, "CheckPolicy(nil)", err, "", "worldmodel: Policy: nil")
 	_, err = TurnModel(nil, DefaultTurnBounds())
-	wantModelError(t, "TurnModel(nil)", err, "turn", "fsm: turn model: Policy: nil")
+	wantModelError(t, "TurnModel(nil)", err, "turn", "worldmodel: turn: Policy: nil")
 	_, err = LaneModel(nil, DefaultLaneBounds())
-	wantModelError(t, "LaneModel(nil)", err, "lane", "fsm: lane model: Policy: nil")
+	wantModelError(t, "LaneModel(nil)", err, "lane", "worldmodel: lane: Policy: nil")
 	_, err = LeaseModel(nil, DefaultLeaseBounds())
-	wantModelError(t, "LeaseModel(nil)", err, "lease", "fsm: lease model: Policy: nil")
+	wantModelError(t, "LeaseModel(nil)", err, "lease", "worldmodel: lease: Policy: nil")
 }
 
 // tableless is a policy that carries no table.
@@ -60,23 +61,23 @@ type tableless struct{ policy.Policy }
 func (tableless) Table() *policy.Table { return nil }
 
 func TestModelsOfTablelessPolicyAreModelErrors(t *testing.T) {
-	_, err := TurnModel(tableless{TurnPolicy}, DefaultTurnBounds())
-	wantModelError(t, "TurnModel(tableless)", err, "turn", "fsm: turn model: Policy: Turn has no valid table of states")
-	_, err = LaneModel(tableless{LanePolicy}, DefaultLaneBounds())
-	wantModelError(t, "LaneModel(tableless)", err, "lane", "fsm: lane model: Policy: Lane has no valid table of states")
-	_, err = LeaseModel(tableless{LeasePolicy}, DefaultLeaseBounds())
-	wantModelError(t, "LeaseModel(tableless)", err, "lease", "fsm: lease model: Policy: Lease has no valid table of states")
+	_, err := TurnModel(tableless{fsm.TurnPolicy}, DefaultTurnBounds())
+	wantModelError(t, "TurnModel(tableless)", err, "turn", "worldmodel: turn: Policy: Turn has no valid table of states")
+	_, err = LaneModel(tableless{fsm.LanePolicy}, DefaultLaneBounds())
+	wantModelError(t, "LaneModel(tableless)", err, "lane", "worldmodel: lane: Policy: Lane has no valid table of states")
+	_, err = LeaseModel(tableless{fsm.LeasePolicy}, DefaultLeaseBounds())
+	wantModelError(t, "LeaseModel(tableless)", err, "lease", "worldmodel: lease: Policy: Lease has no valid table of states")
 }
 
 func TestCheckPolicyWithoutWorldModel(t *testing.T) {
 	door := specPolicy(t, "specs/door.fsm", []byte(doorSpec))
 	_, err := CheckPolicy(door, modelcheck.Options{})
 	wantModelError(t, "CheckPolicy(Door)", err, "",
-		"fsm: model: Policy: Door of spec door.fsm has no family; only the turn, lane and lease families have a world model")
+		"worldmodel: Policy: Door of spec door.fsm has no family; only the turn, lane and lease families have a world model")
 
-	_, err = CheckPolicy(otherFamily{TurnPolicy}, modelcheck.Options{})
+	_, err = CheckPolicy(otherFamily{fsm.TurnPolicy}, modelcheck.Options{})
 	wantModelError(t, "CheckPolicy(a door-family Turn)", err, "",
-		`fsm: model: Policy: Turn of spec turn.fsm is of family "door", which has no world model (turn, lane and lease do)`)
+		`worldmodel: Policy: Turn of spec turn.fsm is of family "door", which has no world model (turn, lane and lease do)`)
 }
 
 func TestCheckSpecNamesFileAndLine(t *testing.T) {
@@ -116,5 +117,37 @@ func TestCheckSpecChecksFamilySpec(t *testing.T) {
 	}
 	if rep.Policy != "Turn" || rep.Family != "turn" || rep.Verdict == modelcheck.Violated {
 		t.Errorf("CheckSpec(%s) = %+v, want Turn of family turn, not violated", path, rep)
+	}
+}
+
+// testMaxStates bounds every exploration of the tests by states, never by
+// time, so that a slow or loaded machine gets the same verdicts: ten
+// times what the largest default-bound world visits.
+const testMaxStates = 4_000_000
+
+// largerPrefix is how many worlds TestCheckPolicyLargerFirstStates explores
+// of each larger world: every world within a few moves of the start, in
+// breadth-first order. The whole of them is `make modelcheck`'s.
+const largerPrefix = 150_000
+
+// TestCheckPolicyLargerFirstStates explores the first worlds of every
+// larger bound of the shipped policies and requires no violation among
+// them: the exploration stops at largerPrefix states, whatever the
+// machine's speed.
+func TestCheckPolicyLargerFirstStates(t *testing.T) {
+	for _, p := range []policy.Policy{fsm.TurnPolicy, fsm.LanePolicy, fsm.LeasePolicy} {
+		reps, err := CheckPolicyLarger(p, modelcheck.Options{MaxStates: largerPrefix})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(reps) == 0 {
+			t.Fatalf("%s: no larger bounds", p.Name())
+		}
+		for _, rep := range reps {
+			t.Log(rep.Summary)
+			if rep.Verdict == modelcheck.Violated {
+				t.Errorf("%s\n%s", rep.Summary, rep.Trace)
+			}
+		}
 	}
 }

@@ -1,9 +1,10 @@
-package fsm
+package worldmodel
 
 import (
 	"fmt"
 
 	"github.com/rivus/collab/modelcheck"
+	"github.com/rivus/collab/policy"
 )
 
 // invariants returns the lease family's invariants: the one that looks at
@@ -74,14 +75,14 @@ func (m *leaseModel) faultError(w *leaseVars) error {
 		return fmt.Errorf("%s's claim replaced generation %d of %s, which still held it and whose deadline had not passed",
 			who, w.h[arg].gen, leaseHolderName(int(arg)))
 	case leaseFaultRefused:
-		return fmt.Errorf("%s's acquisition loaded a record with facts %v and did not claim it", who, LeaseFacts(arg))
+		return fmt.Errorf("%s's acquisition loaded a record with facts %s and did not claim it", who, leaseFamily.FormatFacts(policy.Facts(arg)))
 	case leaseFaultDeadline:
 		return fmt.Errorf("%s got DeadlinePassed and still holds generation %d without declaring it lost", who, arg)
 	}
 	return fmt.Errorf("unknown fault %d", w.fault)
 }
 
-func leaseTriggerName(t uint8) string { return LeaseTrigger(t).String() }
+func leaseTriggerName(t uint8) string { return leaseFamily.TriggerName(policy.TriggerID(t)) }
 
 func leaseOutputsReason(arg uint8) string {
 	switch arg {
@@ -92,7 +93,7 @@ func leaseOutputsReason(arg uint8) string {
 	case leaseArgBadState:
 		return "the step returned a state the policy does not have"
 	}
-	return "the runtime cannot carry out " + LeaseOutputs(1<<arg).String() + " in this step (see the lease world's runtime semantics)"
+	return "the runtime cannot carry out " + leaseFamily.FormatOutputs(1<<arg) + " in this step (see the lease world's runtime semantics)"
 }
 
 // owes names a pending call in a world where nothing can move any more.

@@ -1,4 +1,4 @@
-package fsm
+package worldmodel
 
 // A LeaseWorld is two words, lo and hi: holder i's three bytes are bits
 // 24i to 24i+23 of the 128-bit number hi:lo, so holder 2 straddles the two

@@ -1,4 +1,4 @@
-package fsm
+package worldmodel
 
 import (
 	"errors"
@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rivus/collab/fsm"
 	"github.com/rivus/collab/modelcheck"
 	"github.com/rivus/collab/policy"
 )
@@ -39,14 +40,14 @@ func leaseTrace(m modelcheck.Model[LeaseWorld], r modelcheck.Result[LeaseWorld])
 }
 
 func leaseRun(m modelcheck.Model[LeaseWorld]) modelcheck.Result[LeaseWorld] {
-	return modelcheck.Check(m, modelcheck.Options{Timeout: 2 * time.Minute})
+	return modelcheck.Check(m, modelcheck.Options{MaxStates: testMaxStates})
 }
 
 // TestLeaseWorldShippedPolicyPasses checks the shipped policy, generated
 // and interpreted from the spec, at the default bounds with and without
 // symmetry reduction; both must visit the same worlds.
 func TestLeaseWorldShippedPolicyPasses(t *testing.T) {
-	policies := []policy.Policy{LeasePolicy, specPolicy(t, "../spec/lease.fsm", nil)}
+	policies := []policy.Policy{fsm.LeasePolicy, specPolicy(t, "../spec/lease.fsm", nil)}
 	var states [2][2]int
 	for pi, p := range policies {
 		for si, sym := range []bool{false, true} {
@@ -67,45 +68,25 @@ func TestLeaseWorldShippedPolicyPasses(t *testing.T) {
 	}
 }
 
-// TestLeaseWorldLargerBounds checks the shipped policy beyond the default
-// bounds, with symmetry reduction: four holders on one process table, and
-// three generations.
-func TestLeaseWorldLargerBounds(t *testing.T) {
-	if testing.Short() {
-		t.Skip("larger bounds take a few seconds")
-	}
-	for _, b := range []LeaseBounds{
-		{Holders: 4, Generations: 2, Failures: true, Ambiguous: true, Pauses: true, Crashes: true},
-		{Holders: 3, Remote: 1, Generations: 3, Failures: true, Ambiguous: true, Pauses: true, Crashes: true},
-	} {
-		m := leaseModelOf(t, LeasePolicy, b, true)
-		r := leaseRun(m)
-		if r.Verdict != modelcheck.Passed {
-			t.Fatalf("%+v: %s\n%s", b, r.Summary(), leaseTrace(m, r))
-		}
-		t.Logf("%s", r.Summary())
-	}
-}
-
 // TestLeaseWorldReachesEveryRow guards against a world too poor to find
 // anything: at the default bounds every row of the shipped spec fires,
 // and late repository results reach a lost handle. The spec's other
 // ignored pairs are stale timers and second Close calls, which the
 // runtime as the world defines it never delivers.
 func TestLeaseWorldReachesEveryRow(t *testing.T) {
-	rec := newStepRecorder(LeasePolicy)
+	rec := newStepRecorder(fsm.LeasePolicy)
 	m := leaseModelOf(t, rec, DefaultLeaseBounds(), true)
 	if r := leaseRun(m); r.Verdict != modelcheck.Passed {
 		t.Fatalf("%s\n%s", r.Summary(), leaseTrace(m, r))
 	}
-	table := LeasePolicy.Table()
+	table := fsm.LeasePolicy.Table()
 	for _, row := range table.Rows {
 		if !rec.fired[row.Line] {
 			t.Errorf("lease.fsm:%d never fires at the default bounds", row.Line)
 		}
 	}
-	for _, tr := range []LeaseTrigger{LeaseSaved, LeaseConflict, LeaseRepoFailed} {
-		if !rec.ignored[policy.Pair{State: policy.StateID(LeaseLost), Trigger: policy.TriggerID(tr)}] {
+	for _, tr := range []policy.TriggerID{policy.LeaseSaved, policy.LeaseConflict, policy.LeaseRepoFailed} {
+		if !rec.ignored[policy.Pair{State: policy.StateID(fsm.LeaseLost), Trigger: policy.TriggerID(tr)}] {
 			t.Errorf("a late %v never reaches a lost handle", tr)
 		}
 	}
@@ -205,8 +186,8 @@ func leaseInvariant(tb testing.TB, m modelcheck.Model[LeaseWorld], name string) 
 // a claim always writes one above the record it loaded, so only a world
 // the model cannot reach breaks them.
 func TestLeaseInvariantsCanFail(t *testing.T) {
-	m := leaseModelOf(t, LeasePolicy, DefaultLeaseBounds(), false)
-	held := leaseHolder{st: uint8(LeaseHeld), gen: 1, life: leaseLifeReturned, fcall: leaseFenceWorking, flags: leaseArmed}
+	m := leaseModelOf(t, fsm.LeasePolicy, DefaultLeaseBounds(), false)
+	held := leaseHolder{st: uint8(fsm.LeaseHeld), gen: 1, life: leaseLifeReturned, fcall: leaseFenceWorking, flags: leaseArmed}
 
 	var v leaseVars
 	v.h[0], v.h[1] = held, held
@@ -225,10 +206,10 @@ func TestLeaseInvariantsCanFail(t *testing.T) {
 	// move leads here): h0's acquisition claims 2 again.
 	var w leaseVars
 	for i := range w.h {
-		w.h[i].st = uint8(LeaseIdle)
+		w.h[i].st = uint8(fsm.LeaseIdle)
 	}
 	w.recGen, w.recBy, w.recFree, w.top = 1, 2, 1, 3
-	w.h[0].st, w.h[0].life, w.h[0].op = uint8(LeaseAcquiring), leaseLifeAcquiring, leaseOpLoad
+	w.h[0].st, w.h[0].life, w.h[0].op = uint8(fsm.LeaseAcquiring), leaseLifeAcquiring, leaseOpLoad
 	m.Init = []LeaseWorld{w.pack()}
 	r := leaseRun(m)
 	if r.Verdict != modelcheck.Violated || r.Violation.Property != leaseInvRepeat {
@@ -271,13 +252,13 @@ func TestLeaseModelRejectsBadArguments(t *testing.T) {
 		field string
 	}{
 		{nil, good, "Policy"},
-		{LanePolicy, good, "Policy"},
-		{LeasePolicy, with(func(b *LeaseBounds) { b.Holders = 0 }), "Holders"},
-		{LeasePolicy, with(func(b *LeaseBounds) { b.Holders = LeaseMaxHolders + 1 }), "Holders"},
-		{LeasePolicy, with(func(b *LeaseBounds) { b.Remote = -1 }), "Remote"},
-		{LeasePolicy, with(func(b *LeaseBounds) { b.Remote = b.Holders + 1 }), "Remote"},
-		{LeasePolicy, with(func(b *LeaseBounds) { b.Generations = 0 }), "Generations"},
-		{LeasePolicy, with(func(b *LeaseBounds) { b.Generations = 17 - b.Holders }), "Generations"},
+		{fsm.LanePolicy, good, "Policy"},
+		{fsm.LeasePolicy, with(func(b *LeaseBounds) { b.Holders = 0 }), "Holders"},
+		{fsm.LeasePolicy, with(func(b *LeaseBounds) { b.Holders = LeaseMaxHolders + 1 }), "Holders"},
+		{fsm.LeasePolicy, with(func(b *LeaseBounds) { b.Remote = -1 }), "Remote"},
+		{fsm.LeasePolicy, with(func(b *LeaseBounds) { b.Remote = b.Holders + 1 }), "Remote"},
+		{fsm.LeasePolicy, with(func(b *LeaseBounds) { b.Generations = 0 }), "Generations"},
+		{fsm.LeasePolicy, with(func(b *LeaseBounds) { b.Generations = 17 - b.Holders }), "Generations"},
 	} {
 		_, err := LeaseModel(c.p, c.b)
 		var me *ModelError
@@ -285,7 +266,7 @@ func TestLeaseModelRejectsBadArguments(t *testing.T) {
 			t.Errorf("LeaseModel(%v, %+v) = %v, want a *ModelError for %s", c.p, c.b, err, c.field)
 		}
 	}
-	if _, err := LeaseModel(LeasePolicy, with(func(b *LeaseBounds) { b.Generations = 16 - b.Holders })); err != nil {
+	if _, err := LeaseModel(fsm.LeasePolicy, with(func(b *LeaseBounds) { b.Generations = 16 - b.Holders })); err != nil {
 		t.Errorf("the largest Generations: %v", err)
 	}
 }
@@ -313,7 +294,7 @@ func leaseReachable(tb testing.TB, m modelcheck.Model[LeaseWorld]) []LeaseWorld 
 // reaches: every world unpacks and packs back to itself, and a holder's
 // bits are a function of its variables alone, as Canonical assumes.
 func TestLeaseWorldPacking(t *testing.T) {
-	m := leaseModelOf(t, LeasePolicy, DefaultLeaseBounds(), true)
+	m := leaseModelOf(t, fsm.LeasePolicy, DefaultLeaseBounds(), true)
 	for _, w := range leaseReachable(t, m) {
 		v := w.unpack()
 		if got := v.pack(); got != w {
@@ -331,8 +312,8 @@ func TestLeaseWorldPacking(t *testing.T) {
 // mirror image (holders of one process table swapped) to one world, and
 // is idempotent.
 func TestLeaseWorldCanonical(t *testing.T) {
-	m := leaseModelOf(t, LeasePolicy, DefaultLeaseBounds(), true)
-	worlds := leaseReachable(t, leaseModelOf(t, LeasePolicy, DefaultLeaseBounds(), false))
+	m := leaseModelOf(t, fsm.LeasePolicy, DefaultLeaseBounds(), true)
+	worlds := leaseReachable(t, leaseModelOf(t, fsm.LeasePolicy, DefaultLeaseBounds(), false))
 	for _, w := range worlds[:min(len(worlds), 20000)] {
 		c := m.Canonical(w)
 		if m.Canonical(c) != c {
@@ -351,10 +332,10 @@ func TestLeaseWorldCanonical(t *testing.T) {
 
 // TestLeaseWorldFormat checks that a trace names states, record and flags.
 func TestLeaseWorldFormat(t *testing.T) {
-	m := leaseModelOf(t, LeasePolicy, DefaultLeaseBounds(), false)
+	m := leaseModelOf(t, fsm.LeasePolicy, DefaultLeaseBounds(), false)
 	var v leaseVars
-	v.h[0] = leaseHolder{st: uint8(LeaseRenewing), gen: 2, op: leaseOpRenew, life: leaseLifeReturned, fcall: leaseFenceWorking, flags: leaseArmed | leaseDue | leaseSeen}
-	v.h[1] = leaseHolder{st: uint8(LeaseIdle), flags: leaseCrashed}
+	v.h[0] = leaseHolder{st: uint8(fsm.LeaseRenewing), gen: 2, op: leaseOpRenew, life: leaseLifeReturned, fcall: leaseFenceWorking, flags: leaseArmed | leaseDue | leaseSeen}
+	v.h[1] = leaseHolder{st: uint8(fsm.LeaseIdle), flags: leaseCrashed}
 	v.recGen, v.recBy, v.fence = 2, 1, 1
 	got := m.Format(v.pack())
 	for _, want := range []string{"record g2 by h0", "fence held by h0", "h0 Renewing g2, returned, renew in flight, fenced work runs, deadline armed, deadline passed, saw revision", "h1 Idle, crashed"} {
@@ -367,7 +348,7 @@ func TestLeaseWorldFormat(t *testing.T) {
 // TestLeaseWorldNextAllocatesNothing checks that exploring costs no
 // allocation in the world itself.
 func TestLeaseWorldNextAllocatesNothing(t *testing.T) {
-	m := leaseModelOf(t, LeasePolicy, DefaultLeaseBounds(), true)
+	m := leaseModelOf(t, fsm.LeasePolicy, DefaultLeaseBounds(), true)
 	worlds := leaseReachable(t, m)
 	sink := func(string, LeaseWorld) {}
 	for _, w := range worlds[:min(len(worlds), 2000)] {
@@ -380,7 +361,7 @@ func TestLeaseWorldNextAllocatesNothing(t *testing.T) {
 // BenchmarkLeaseWorld explores the default bounds with symmetry reduction,
 // as the tests do, and reports states per second.
 func BenchmarkLeaseWorld(b *testing.B) {
-	m := leaseModelOf(b, LeasePolicy, DefaultLeaseBounds(), true)
+	m := leaseModelOf(b, fsm.LeasePolicy, DefaultLeaseBounds(), true)
 	var states int
 	var elapsed time.Duration
 	for b.Loop() {

@@ -1,4 +1,4 @@
-package fsm
+package worldmodel
 
 import (
 	"fmt"
@@ -121,8 +121,8 @@ import (
 // different generations never runs at once; fenced work starts only while
 // the record holds the handle's token, and never after the handle declared
 // itself lost; a claim never replaces a holder that still holds the lease
-// before its deadline (DESIGN.md: the holder declares itself lost before
-// any observer may take over), unless its clock lagged; an acquisition
+// before its deadline (package lease's renewal rule: the holder declares
+// itself lost before any observer may take over), unless its clock lagged; an acquisition
 // that finds the key free, its holder proven dead, or its revision silent
 // for TTL claims it; and a handle that gets DeadlinePassed while it holds
 // declares itself lost. The properties of a single move are judged in Next
@@ -318,35 +318,35 @@ const (
 
 // The family's vocabulary as the world uses it.
 const (
-	leaseTAcquire        = policy.TriggerID(LeaseAcquire)
-	leaseTLoaded         = policy.TriggerID(LeaseLoaded)
-	leaseTSaved          = policy.TriggerID(LeaseSaved)
-	leaseTConflict       = policy.TriggerID(LeaseConflict)
-	leaseTRepoFailed     = policy.TriggerID(LeaseRepoFailed)
-	leaseTRenewDue       = policy.TriggerID(LeaseRenewDue)
-	leaseTDeadlinePassed = policy.TriggerID(LeaseDeadlinePassed)
-	leaseTFenceTaken     = policy.TriggerID(LeaseFenceTaken)
-	leaseTRelease        = policy.TriggerID(LeaseRelease)
+	leaseTAcquire        = policy.LeaseAcquire
+	leaseTLoaded         = policy.LeaseLoaded
+	leaseTSaved          = policy.LeaseSaved
+	leaseTConflict       = policy.LeaseConflict
+	leaseTRepoFailed     = policy.LeaseRepoFailed
+	leaseTRenewDue       = policy.LeaseRenewDue
+	leaseTDeadlinePassed = policy.LeaseDeadlinePassed
+	leaseTFenceTaken     = policy.LeaseFenceTaken
+	leaseTRelease        = policy.LeaseRelease
 
-	leaseFFree = policy.Facts(LeaseFactRecordFree)
-	leaseFDead = policy.Facts(LeaseFactHolderDead)
-	leaseFTTL  = policy.Facts(LeaseFactTtlElapsed)
-	leaseFOurs = policy.Facts(LeaseFactRecordOurs)
+	leaseFFree = policy.LeaseFactRecordFree
+	leaseFDead = policy.LeaseFactHolderDead
+	leaseFTTL  = policy.LeaseFactTtlElapsed
+	leaseFOurs = policy.LeaseFactRecordOurs
 
-	leaseOStopTimers   = policy.Outputs(LeaseOutputStopTimers)
-	leaseOLoad         = policy.Outputs(LeaseOutputLoad)
-	leaseOClaim        = policy.Outputs(LeaseOutputClaim)
-	leaseORenew        = policy.Outputs(LeaseOutputRenew)
-	leaseOTombstone    = policy.Outputs(LeaseOutputTombstone)
-	leaseOArmDeadline  = policy.Outputs(LeaseOutputArmDeadline)
-	leaseOSchedule     = policy.Outputs(LeaseOutputScheduleRenew | LeaseOutputScheduleRetry)
-	leaseODeclareLost  = policy.Outputs(LeaseOutputDeclareLost)
-	leaseORunFenced    = policy.Outputs(LeaseOutputRunFenced)
-	leaseORefuseFenced = policy.Outputs(LeaseOutputRefuseFenced)
-	leaseOAcquired     = policy.Outputs(LeaseOutputAcquired)
-	leaseOHeldError    = policy.Outputs(LeaseOutputHeldError)
-	leaseORepoError    = policy.Outputs(LeaseOutputRepoError)
-	leaseOEndHandle    = policy.Outputs(LeaseOutputEndHandle)
+	leaseOStopTimers   = policy.LeaseOutputStopTimers
+	leaseOLoad         = policy.LeaseOutputLoad
+	leaseOClaim        = policy.LeaseOutputClaim
+	leaseORenew        = policy.LeaseOutputRenew
+	leaseOTombstone    = policy.LeaseOutputTombstone
+	leaseOArmDeadline  = policy.LeaseOutputArmDeadline
+	leaseOSchedule     = (policy.LeaseOutputScheduleRenew | policy.LeaseOutputScheduleRetry)
+	leaseODeclareLost  = policy.LeaseOutputDeclareLost
+	leaseORunFenced    = policy.LeaseOutputRunFenced
+	leaseORefuseFenced = policy.LeaseOutputRefuseFenced
+	leaseOAcquired     = policy.LeaseOutputAcquired
+	leaseOHeldError    = policy.LeaseOutputHeldError
+	leaseORepoError    = policy.LeaseOutputRepoError
+	leaseOEndHandle    = policy.LeaseOutputEndHandle
 
 	leaseOCalls        = leaseOLoad | leaseOClaim | leaseORenew | leaseOTombstone
 	leaseOFenceAnswers = leaseORunFenced | leaseORefuseFenced

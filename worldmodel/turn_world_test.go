@@ -1,4 +1,4 @@
-package fsm
+package worldmodel
 
 import (
 	"errors"
@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rivus/collab/fsm"
 	"github.com/rivus/collab/modelcheck"
 	"github.com/rivus/collab/policy"
 )
@@ -38,10 +39,10 @@ func TestTurnWorldPasses(t *testing.T) {
 		p    policy.Policy
 		b    TurnBounds
 	}{
-		{"generated", TurnPolicy, DefaultTurnBounds()},
-		{"generated without symmetry", TurnPolicy, plain},
+		{"generated", fsm.TurnPolicy, DefaultTurnBounds()},
+		{"generated without symmetry", fsm.TurnPolicy, plain},
 		{"spec file compiled", specPolicy(t, filepath.Join("..", "spec", "turn.fsm"), nil), DefaultTurnBounds()},
-		{"one task", TurnPolicy, TurnBounds{Tasks: 1, OtherTakes: 3}},
+		{"one task", fsm.TurnPolicy, TurnBounds{Tasks: 1, OtherTakes: 3}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -55,18 +56,6 @@ func TestTurnWorldPasses(t *testing.T) {
 				t.Fatalf("verdict %v, want passed", r.Verdict)
 			}
 		})
-	}
-}
-
-func TestTurnWorldLargerBounds(t *testing.T) {
-	if testing.Short() {
-		t.Skip("larger bounds in -short mode")
-	}
-	m := turnModelOf(t, TurnPolicy, TurnBounds{Tasks: TurnMaxTasks, OtherTakes: 1, Symmetric: true})
-	r := modelcheck.Check(m, modelcheck.Options{Timeout: time.Minute})
-	t.Log(r.Summary())
-	if r.Verdict != modelcheck.Passed {
-		t.Fatalf("verdict %v, want passed", r.Verdict)
 	}
 }
 
@@ -150,11 +139,11 @@ func TestTurnModelRejectsBadInput(t *testing.T) {
 		b     TurnBounds
 		field string // "" for a policy error
 	}{
-		{TurnPolicy, TurnBounds{Tasks: 0}, "Tasks"},
-		{TurnPolicy, TurnBounds{Tasks: TurnMaxTasks + 1}, "Tasks"},
-		{TurnPolicy, TurnBounds{Tasks: 2, OtherTakes: -1}, "OtherTakes"},
-		{TurnPolicy, TurnBounds{Tasks: 2, OtherTakes: 9}, "OtherTakes"},
-		{LanePolicy, DefaultTurnBounds(), ""},
+		{fsm.TurnPolicy, TurnBounds{Tasks: 0}, "Tasks"},
+		{fsm.TurnPolicy, TurnBounds{Tasks: TurnMaxTasks + 1}, "Tasks"},
+		{fsm.TurnPolicy, TurnBounds{Tasks: 2, OtherTakes: -1}, "OtherTakes"},
+		{fsm.TurnPolicy, TurnBounds{Tasks: 2, OtherTakes: 9}, "OtherTakes"},
+		{fsm.LanePolicy, DefaultTurnBounds(), ""},
 	}
 	for _, tt := range tests {
 		_, err := TurnModel(tt.p, tt.b)
@@ -209,7 +198,7 @@ const turnWaitCancel = turnWait | turnCancellable
 // TestTurnInvariantsCanFail breaks each invariant in a world crafted from a
 // reachable one, and requires it to hold in that reachable one.
 func TestTurnInvariantsCanFail(t *testing.T) {
-	m := turnModelOf(t, TurnPolicy, TurnBounds{Tasks: 4, Symmetric: false})
+	m := turnModelOf(t, fsm.TurnPolicy, TurnBounds{Tasks: 4, Symmetric: false})
 	mix := []turnFlags{turnWaitCancel, turnWaitCancel, turnWaitCancel, turnWaitCancel}
 	// t0 attempts, t1 and t2 wait in that order; t3 has not started.
 	base := turnWalk(t, m, mix, "t0 Acquire", "t1 Acquire", "t2 Acquire")
@@ -271,7 +260,7 @@ func turnMoveInvariant(tb testing.TB, m modelcheck.Model[TurnWorld], name string
 // TestTurnAbortOrderCanFail aborts t1 out of the queue [t1 t2 t3] behind
 // t0 and tampers with what the others do meanwhile.
 func TestTurnAbortOrderCanFail(t *testing.T) {
-	m := turnModelOf(t, TurnPolicy, TurnBounds{Tasks: 4, Symmetric: false})
+	m := turnModelOf(t, fsm.TurnPolicy, TurnBounds{Tasks: 4, Symmetric: false})
 	mix := []turnFlags{turnWaitCancel, turnWaitCancel, turnWaitCancel, turnWaitCancel}
 	from := turnWalk(t, m, mix, "t0 Acquire", "t1 Acquire", "t2 Acquire", "t3 Acquire", "t1 ctx ends")
 	label := "t1 wakes: ctx done, Abort"
@@ -309,7 +298,7 @@ func TestTurnAbortOrderCanFail(t *testing.T) {
 }
 
 func TestTurnHeldAtOnceCanFail(t *testing.T) {
-	m := turnModelOf(t, TurnPolicy, TurnBounds{Tasks: 2, Symmetric: false})
+	m := turnModelOf(t, fsm.TurnPolicy, TurnBounds{Tasks: 2, Symmetric: false})
 	mix := []turnFlags{0, 0}
 	from := turnWalk(t, m, mix, "t0 Acquire")
 	to := turnWalk(t, m, mix, "t0 Acquire", "t1 Acquire")
@@ -324,7 +313,7 @@ func TestTurnHeldAtOnceCanFail(t *testing.T) {
 }
 
 func TestTurnOwes(t *testing.T) {
-	m := turnModelOf(t, TurnPolicy, TurnBounds{Tasks: 2, Symmetric: false})
+	m := turnModelOf(t, fsm.TurnPolicy, TurnBounds{Tasks: 2, Symmetric: false})
 	mix := []turnFlags{turnWait, turnWait}
 	done := turnWalk(t, m, mix, "t0 Acquire", "t1 Acquire", "t0 attempt: AttemptFailed", "t1 wakes: turn handed over", "t1 attempt: AttemptFailed")
 	if owed := m.Owes(done); owed != "" {
@@ -333,7 +322,7 @@ func TestTurnOwes(t *testing.T) {
 	// t0 returned an error without passing the turn on: t1, whose
 	// context cannot end, waits for ever.
 	stuck := turnWalk(t, m, mix, "t0 Acquire", "t1 Acquire")
-	stuck.tasks[0] = turnTask{state: policy.StateID(TurnFailed), phase: turnGotError, queue: stuck.tasks[0].queue}
+	stuck.tasks[0] = turnTask{state: policy.StateID(fsm.TurnFailed), phase: turnGotError, queue: stuck.tasks[0].queue}
 	moves := 0
 	m.Next(stuck, func(string, TurnWorld) { moves++ })
 	owed := m.Owes(stuck)
@@ -348,9 +337,9 @@ func TestTurnOwes(t *testing.T) {
 // symmetric model reaches.
 func TestTurnCanonical(t *testing.T) {
 	b := TurnBounds{Tasks: 3, OtherTakes: 1}
-	plain := turnReachable(turnModelOf(t, TurnPolicy, b))
+	plain := turnReachable(turnModelOf(t, fsm.TurnPolicy, b))
 	b.Symmetric = true
-	sm := turnModelOf(t, TurnPolicy, b)
+	sm := turnModelOf(t, fsm.TurnPolicy, b)
 	sym := turnReachable(sm)
 	canon := map[TurnWorld]bool{}
 	for w := range plain {
@@ -406,21 +395,21 @@ func turnReachable(m modelcheck.Model[TurnWorld]) map[TurnWorld]bool {
 // ever hit either: plock fires Abort only at a task that waits (in the
 // queue or a backoff), Retry only from a backoff, Release once.
 func TestTurnWorldCoversSpec(t *testing.T) {
-	rec := newStepRecorder(TurnPolicy)
+	rec := newStepRecorder(fsm.TurnPolicy)
 	r := modelcheck.Check(turnModelOf(t, rec, DefaultTurnBounds()), modelcheck.Options{})
 	if r.Verdict != modelcheck.Passed {
 		t.Fatal(r.Summary())
 	}
-	idle, _ := TurnTable().State("Idle")
-	abort, _ := TurnTable().Trigger("Abort")
-	for _, row := range TurnTable().Rows {
+	idle, _ := fsm.TurnPolicy.Table().State("Idle")
+	abort, _ := fsm.TurnPolicy.Table().Trigger("Abort")
+	for _, row := range fsm.TurnPolicy.Table().Rows {
 		dead := row.From == idle && row.Trigger == abort
 		if rec.fired[row.Line] == dead {
 			t.Errorf("turn.fsm:%d fired %v, want %v", row.Line, rec.fired[row.Line], !dead)
 		}
 	}
 	for p := range rec.ignored {
-		t.Errorf("plock fires %s in %s, which the spec ignores", TurnTable().Triggers[p.Trigger].Name, TurnTable().States[p.State].Name)
+		t.Errorf("plock fires %s in %s, which the spec ignores", fsm.TurnPolicy.Table().Triggers[p.Trigger].Name, fsm.TurnPolicy.Table().States[p.State].Name)
 	}
 }
 
@@ -428,7 +417,7 @@ func TestTurnWorldCoversSpec(t *testing.T) {
 // the turn: a waiter whose context ends just before the turn is handed to
 // it still attempts, and may return a Lock although its context is done.
 func TestTurnHandedTurnBeatsCancel(t *testing.T) {
-	m := turnModelOf(t, TurnPolicy, TurnBounds{Tasks: 2})
+	m := turnModelOf(t, fsm.TurnPolicy, TurnBounds{Tasks: 2})
 	w := turnWalk(t, m, []turnFlags{0, turnWaitCancel}, "t0 Acquire", "t1 Acquire", "t1 ctx ends",
 		"t0 attempt: AttemptFailed", "t1 wakes: turn handed over", "t1 attempt: Acquired")
 	if got := w.tasks[1]; got.phase != turnHolding || got.flags&turnCtxDone == 0 {
@@ -469,7 +458,7 @@ func TestTurnRequeuedTaskRunsStaleTurn(t *testing.T) {
 }
 
 func TestTurnFormat(t *testing.T) {
-	m := turnModelOf(t, TurnPolicy, TurnBounds{Tasks: 3})
+	m := turnModelOf(t, fsm.TurnPolicy, TurnBounds{Tasks: 3})
 	w := turnWalk(t, m, []turnFlags{turnWait, turnWait, turnWait}, "t0 Acquire", "t1 Acquire", "t2 Acquire")
 	got := m.Format(w)
 	for _, want := range []string{"q1 owner t0 waiting [t1 t2]", "t0 attempts (state Attempting)", "t2 waits for the turn (state Waiting), wait"} {
@@ -480,7 +469,7 @@ func TestTurnFormat(t *testing.T) {
 }
 
 func TestTurnNextAllocatesNothing(t *testing.T) {
-	m := turnModelOf(t, TurnPolicy, DefaultTurnBounds())
+	m := turnModelOf(t, fsm.TurnPolicy, DefaultTurnBounds())
 	mix := []turnFlags{turnWait, turnWaitCancel, turnWaitCancel}
 	worlds := []TurnWorld{
 		m.Init[0],
@@ -502,7 +491,7 @@ func TestTurnNextAllocatesNothing(t *testing.T) {
 // BenchmarkTurnWorld checks the shipped policy at the default bounds and
 // reports the states explored per second.
 func BenchmarkTurnWorld(b *testing.B) {
-	m := turnModelOf(b, TurnPolicy, DefaultTurnBounds())
+	m := turnModelOf(b, fsm.TurnPolicy, DefaultTurnBounds())
 	states := 0
 	start := time.Now()
 	for b.Loop() {

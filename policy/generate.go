@@ -1,0 +1,3 @@
+package policy
+
+//go:generate go run ../gen/cmd/fsmgen -vocabulary -out .
