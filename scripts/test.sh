@@ -15,4 +15,6 @@ if [ -z "${COLLAB_TEST_POSTGRES_URL:-}" ] && [ "$(id -u)" = 0 ]; then
 	export COLLAB_TEST_POSTGRES_URL COLLAB_TEST_PGFAULT_URL COLLAB_TEST_PGFAULT_DIR="$faultdir/pgdata"
 fi
 
-go test -race -count=1 ./...
+# The default ten minutes per package is too little for the world models
+# under the race detector on a slow two-core machine.
+go test -race -count=1 -timeout 30m ./...
