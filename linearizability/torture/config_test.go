@@ -40,6 +40,7 @@ func TestConfigValidate(t *testing.T) {
 		{"Pause", func(c *Config) { c.Pause = c.TTL / 2 }},
 		{"Deadline", func(c *Config) { c.Deadline = c.Duration }},
 		{"MinOps", func(c *Config) { c.MinKills = -1 }},
+		{"MinOps", func(c *Config) { c.MinStaleWrites = -1 }},
 		{"Command", func(c *Config) { c.Command = []string{} }},
 	} {
 		t.Run(tc.field, func(t *testing.T) {

@@ -255,6 +255,7 @@ func (c *controller) snapshot() Stats {
 	s.Takeovers = c.tally.notes[noteTakeover]
 	s.Refused = c.tally.notes[noteRefused]
 	s.Lost = c.tally.notes[noteLost]
+	s.StaleWrites = c.tally.stale.n
 	s.Outages = slices.Clone(s.Outages)
 	s.Elapsed = time.Since(c.start)
 	return s

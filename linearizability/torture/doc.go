@@ -34,7 +34,12 @@
 // the TTL is caught by the fenced write's re-read (the stale holder's
 // writes are refused), and a fenced write without the re-read is only
 // reached by a stale holder when a successor took over before the
-// holder's deadline. Together they are reported as violations.
+// holder's deadline. Together they are reported as violations: a holder
+// taken over writes after its successor's acquisition returned. The
+// controller counts such stale writes in the history as it grows
+// (Stats.StaleWrites), and a negative control runs until it has one
+// (Config.MinStaleWrites), so that its violation does not depend on the
+// workers meeting so in a given time.
 //
 // Campaigns need SIGSTOP and SIGCONT: on windows, Run returns an error.
 package torture

@@ -25,15 +25,35 @@ func mutation(name string) string {
 // re-read (its stale writes are refused), and a fenced write without the
 // re-read is only reached by a stale holder after a takeover before its
 // deadline, which only the other mutation makes. So the broken mode runs
-// both: workers in turn take over before the TTL and write without the
-// re-read, and a holder taken over writes after its successor.
+// both: workers of odd process numbers take over a live holder at once,
+// workers of even ones write without the re-read, and an even holder
+// taken over by an odd worker writes after its successor's acquisition
+// returned, until its next renewal meets the successor's record. That
+// stale write is the violation.
+//
+// It needs no SIGKILL or SIGSTOP, and they do not help: a pause lasts at
+// least a TTL, so the paused holder's deadline is due when it continues
+// and declares the lease lost as it wakes, before its next write as a
+// rule; a kill ends a holder, and the open operations of killed workers
+// make the check of a violating history slow, up to its timeout. So the
+// control makes none. Rather than hope the workers meet so within a
+// time, it runs until the harness saw a stale write (MinStaleWrites),
+// which no linearization allows: the verdict does not depend on the
+// machine's speed, only the run's length does. A TTL of a second,
+// renewed every half, leaves a holder taken over the time to write
+// before its renewal tells it, however loaded the machine.
 func TestNegativeControls(t *testing.T) {
 	broken := []string{mutation("lease-fence-without-reread"), mutation("lease-takeover-before-ttl")}
 	for _, store := range []string{StoreSQLite, StoreFile} {
 		t.Run(store, func(t *testing.T) {
 			cfg := smallConfig(t, store)
 			cfg.Policies = broken
-			cfg.Duration, cfg.MinKills, cfg.MinPauses = 2*time.Second, 0, 0
+			cfg.TTL, cfg.Heartbeat = time.Second, 500*time.Millisecond
+			cfg.KillEvery, cfg.PauseEvery, cfg.MinKills, cfg.MinPauses = -1, -1, 0, 0
+			cfg.Duration, cfg.MinStaleWrites = time.Second, 1
+			// A bound for a machine loaded far beyond what the run needs
+			// (seconds), not a time it is expected to take.
+			cfg.Deadline = 2*time.Minute + 2*cfg.CheckTimeout
 			res, err := Run(context.Background(), cfg)
 			if err != nil {
 				t.Fatal(err)

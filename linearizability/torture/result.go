@@ -78,7 +78,7 @@ func (r *Result) Print(w io.Writer) {
 		fmt.Fprintf(w, "server faults: %d stops, %d postmaster pauses, of %v to %v\n",
 			s.ServerStops, s.ServerPauses, c.Server.Outage, 2*c.Server.Outage)
 	}
-	fmt.Fprintf(w, "leases: %d takeovers, %d declared lost, %d stale fenced writes refused\n", s.Takeovers, s.Lost, s.Refused)
+	fmt.Fprintf(w, "leases: %d takeovers, %d declared lost, %d stale fenced writes refused, %d accepted\n", s.Takeovers, s.Lost, s.Refused, s.StaleWrites)
 	rep := r.Report
 	fmt.Fprintf(w, "porcupine: %s (%d operations, %d objects, %d of unknown outcome, checked in %v)\n",
 		rep.Verdict, rep.Ops, rep.Keys, rep.Uncertain, rep.Elapsed.Round(time.Millisecond))

@@ -37,6 +37,9 @@ func TestSmallCampaign(t *testing.T) {
 			if s.Kills < 2 || s.Pauses < 1 || s.Ops < 50 || res.Counts[lz.Write]["ok"] == 0 || res.Counts[lz.Lock]["ok"] == 0 {
 				t.Fatalf("vacuous campaign: %+v, counts %v", s, res.Counts)
 			}
+			if s.StaleWrites != 0 {
+				t.Errorf("%d stale writes counted in a linearizable history", s.StaleWrites)
+			}
 			if res.Counts[lz.Crash]["ok"] != s.Kills {
 				t.Errorf("%d crashes recorded for %d kills", res.Counts[lz.Crash]["ok"], s.Kills)
 			}

@@ -18,6 +18,11 @@ type Stats struct {
 	Started   int           // worker processes started, restarts included
 	Elapsed   time.Duration // since the campaign started
 	Lost      int           // leases their holders declared lost
+	// StaleWrites are fenced writes accepted from a stale holder: they
+	// returned OK with a token below the generation of an acquisition of
+	// their key that had returned before they were called. Each is a
+	// violation the check must report; a safe campaign has none.
+	StaleWrites int
 	// ServerStops and ServerPauses count the server faults ended, and
 	// Outages lists them.
 	ServerStops, ServerPauses int
@@ -31,10 +36,11 @@ type tally struct {
 	offsets map[string]int64
 	ops     int
 	notes   map[string]int
+	stale   *staleTally
 }
 
 func newTally(dir string) *tally {
-	return &tally{dir: dir, offsets: map[string]int64{}, notes: map[string]int{}}
+	return &tally{dir: dir, offsets: map[string]int64{}, notes: map[string]int{}, stale: newStaleTally()}
 }
 
 // update reads what was appended since the last update. Files that
@@ -43,7 +49,9 @@ func (t *tally) update() {
 	retLine := []byte(`{"ev":"ret"`)
 	hist, _ := filepath.Glob(filepath.Join(t.dir, historyDir, "p*.jsonl"))
 	for _, f := range hist {
-		t.ops += bytes.Count(t.tail(f), retLine)
+		lines := t.tail(f)
+		t.ops += bytes.Count(lines, retLine)
+		t.stale.add(lines)
 	}
 	evs, _ := filepath.Glob(filepath.Join(t.dir, eventsDir, "p*.log"))
 	for _, f := range evs {
