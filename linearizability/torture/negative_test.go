@@ -12,7 +12,7 @@ import (
 
 // mutation is the path of a mutated lease spec.
 func mutation(name string) string {
-	return filepath.Join("..", "..", "fsm", "testdata", "mutations", name+".fsm")
+	return filepath.Join("..", "..", "worldmodel", "testdata", "mutations", name+".fsm")
 }
 
 // TestNegativeControls runs the harness with broken lease policies,
