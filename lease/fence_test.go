@@ -16,6 +16,7 @@ import (
 	"github.com/rivus/collab/lease"
 	"github.com/rivus/collab/platform"
 	"github.com/rivus/collab/platform/platformtest"
+	"github.com/rivus/collab/platform/sqlite"
 )
 
 // The environment of a re-executed test binary: childEnv names the
@@ -49,7 +50,7 @@ func openKind(p *platform.Platform, kind, path string) (lease.Repository, func()
 // runChild is the body of a child: it takes the fence, says "held", and
 // keeps it until its stdin closes or it is killed.
 func runChild(kind string) error {
-	r, closeRepo, err := openKind(platform.OS(), kind, os.Getenv(childPathEnv))
+	r, closeRepo, err := openKind(sqlite.OS(), kind, os.Getenv(childPathEnv))
 	if err != nil {
 		return err
 	}

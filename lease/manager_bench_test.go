@@ -13,6 +13,7 @@ import (
 	"github.com/rivus/collab/lease"
 	"github.com/rivus/collab/platform"
 	"github.com/rivus/collab/platform/platformtest"
+	"github.com/rivus/collab/platform/sqlite"
 )
 
 // BenchmarkAcquireRelease measures Manager.Acquire and Close of one key
@@ -24,7 +25,7 @@ import (
 func BenchmarkAcquireRelease(b *testing.B) {
 	b.Run("sqlite-floor", func(b *testing.B) {
 		path := filepath.Join(b.TempDir(), "leases.db")
-		openSQLiteRepo(b, platform.OS(), path)
+		openSQLiteRepo(b, sqlite.OS(), path)
 		floor := newFloorTx(b, path)
 		b.ResetTimer()
 		for range b.N {
@@ -34,7 +35,7 @@ func BenchmarkAcquireRelease(b *testing.B) {
 	})
 	b.Run("sqlite", func(b *testing.B) {
 		path := filepath.Join(b.TempDir(), "leases.db")
-		repo := openSQLiteRepo(b, platform.OS(), path)
+		repo := openSQLiteRepo(b, sqlite.OS(), path)
 		floor := newFloorTx(b, path)
 		m, err := lease.NewManager(lease.Config{TTL: time.Minute, Heartbeat: 15 * time.Second, Repository: repo})
 		if err != nil {
@@ -154,7 +155,7 @@ func newHeartbeatManager(owner testing.TB, b *testing.B) func(*testing.B) {
 // and returns one raw transaction that reads and updates every row.
 func newHeartbeatFloor(b *testing.B) func(*testing.B) {
 	path := filepath.Join(b.TempDir(), "leases.db")
-	openSQLiteRepo(b, platform.OS(), path) // the schema
+	openSQLiteRepo(b, sqlite.OS(), path) // the schema
 	db := rawDB(b, path)
 	holder := string(benchSnapshot.Holder.Marshal())
 	renewed := benchSnapshot.RenewedAt.Format(time.RFC3339Nano)

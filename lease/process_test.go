@@ -19,6 +19,7 @@ import (
 
 	"github.com/rivus/collab/lease"
 	"github.com/rivus/collab/platform"
+	"github.com/rivus/collab/platform/sqlite"
 )
 
 // The timing of the managers in real processes, on the real clock.
@@ -46,7 +47,7 @@ func runChildMode(mode string) error {
 // on its stdin and says "fenced <RunFenced's error>", and closes its
 // manager when its stdin closes.
 func runHolder(kind string) error {
-	p := platform.OS()
+	p := sqlite.OS()
 	repo, closeRepo, err := openKind(p, kind, os.Getenv(childPathEnv))
 	if err != nil {
 		return err
@@ -174,7 +175,7 @@ func (p *holderProc) say(t *testing.T, line string) {
 // path, on the real platform.
 func procManager(t *testing.T, kind, path string) (*lease.Manager, *recorder, lease.Repository) {
 	t.Helper()
-	repo, closeRepo, err := openKind(platform.OS(), kind, path)
+	repo, closeRepo, err := openKind(sqlite.OS(), kind, path)
 	if err != nil {
 		t.Fatal(err)
 	}

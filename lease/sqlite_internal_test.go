@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/rivus/collab/platform"
+	"github.com/rivus/collab/platform/sqlite"
 )
 
 // TestSQLiteRowIsValidImpliesDecode: the check of updateChecked accepts
@@ -18,7 +19,7 @@ import (
 // on thousands of rows: the times Format writes, random mutations of
 // them, and values out of range.
 func TestSQLiteRowIsValidImpliesDecode(t *testing.T) {
-	r, err := OpenSQLiteRepository(platform.OS(), filepath.Join(t.TempDir(), "leases.db"))
+	r, err := OpenSQLiteRepository(sqlite.OS(), filepath.Join(t.TempDir(), "leases.db"))
 	if err != nil {
 		t.Fatal(err)
 	}

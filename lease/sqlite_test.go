@@ -15,6 +15,7 @@ import (
 	"github.com/rivus/collab/lease/leasetest"
 	"github.com/rivus/collab/platform"
 	"github.com/rivus/collab/platform/platformtest"
+	"github.com/rivus/collab/platform/sqlite"
 )
 
 func openSQLiteRepo(t testing.TB, p *platform.Platform, path string) *lease.SQLiteRepository {
@@ -34,7 +35,7 @@ func openSQLiteRepo(t testing.TB, p *platform.Platform, path string) *lease.SQLi
 // rawDB opens path without the repository, closed at the end of the test.
 func rawDB(t testing.TB, path string) *sql.DB {
 	t.Helper()
-	db, err := platform.ModerncSQLite().Open(path, platform.SQLiteOptions{BusyTimeout: 10 * time.Second, JournalMode: "WAL", TxLock: "immediate"})
+	db, err := sqlite.Opener().Open(path, platform.SQLiteOptions{BusyTimeout: 10 * time.Second, JournalMode: "WAL", TxLock: "immediate"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -51,7 +52,7 @@ func execSQL(t testing.TB, db *sql.DB, query string, args ...any) {
 
 func TestSQLiteRepository(t *testing.T) {
 	leasetest.Run(t, func(t *testing.T) lease.Repository {
-		return openSQLiteRepo(t, platform.OS(), filepath.Join(t.TempDir(), "leases.db"))
+		return openSQLiteRepo(t, sqlite.OS(), filepath.Join(t.TempDir(), "leases.db"))
 	})
 }
 
@@ -59,7 +60,7 @@ func TestSQLiteRepository(t *testing.T) {
 // saves, and compare revisions against each other's.
 func TestSQLiteTwoHandles(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "leases.db")
-	a, b := openSQLiteRepo(t, platform.OS(), path), openSQLiteRepo(t, platform.OS(), path)
+	a, b := openSQLiteRepo(t, sqlite.OS(), path), openSQLiteRepo(t, sqlite.OS(), path)
 	r1, err := a.Save(t.Context(), "k", snapOf(1), 0)
 	if err != nil {
 		t.Fatal(err)
@@ -90,7 +91,7 @@ func TestTwoHandlesRace(t *testing.T) {
 			path := repoPath(t.TempDir(), kind)
 			var handles [2]lease.Repository
 			for i := range handles {
-				r, closeRepo, err := openKind(platform.OS(), kind, path)
+				r, closeRepo, err := openKind(sqlite.OS(), kind, path)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -133,7 +134,7 @@ func TestTwoHandlesRace(t *testing.T) {
 func TestSQLiteSchemaVersion(t *testing.T) {
 	t.Run("existing leases", func(t *testing.T) {
 		path := filepath.Join(t.TempDir(), "leases.db")
-		r, err := lease.OpenSQLiteRepository(platform.OS(), path)
+		r, err := lease.OpenSQLiteRepository(sqlite.OS(), path)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -166,7 +167,7 @@ func TestSQLiteSchemaVersion(t *testing.T) {
 
 func wantSchemaError(t *testing.T, path string, version int64) {
 	t.Helper()
-	r, err := lease.OpenSQLiteRepository(platform.OS(), path)
+	r, err := lease.OpenSQLiteRepository(sqlite.OS(), path)
 	if err == nil {
 		_ = r.Close()
 		t.Fatal("opened a database of an unknown schema version")
@@ -183,7 +184,7 @@ func TestSQLiteSchemaSetupIsIdempotent(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "leases.db")
 	var rev lease.Revision
 	for i := range 3 {
-		r, err := lease.OpenSQLiteRepository(platform.OS(), path)
+		r, err := lease.OpenSQLiteRepository(sqlite.OS(), path)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -210,7 +211,7 @@ func TestSQLiteOpenFails(t *testing.T) {
 		if err := os.WriteFile(path, garbage, 0o600); err != nil {
 			t.Fatal(err)
 		}
-		_, err := lease.OpenSQLiteRepository(platform.OS(), path)
+		_, err := lease.OpenSQLiteRepository(sqlite.OS(), path)
 		var re *lease.RepositoryError
 		if !errors.As(err, &re) || re.Op != "open" || !strings.Contains(err.Error(), path) {
 			t.Fatalf("open = %v, want a *RepositoryError naming %s", err, path)
@@ -252,7 +253,7 @@ func TestSQLiteCorruptRow(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			path := filepath.Join(t.TempDir(), "leases.db")
-			r := openSQLiteRepo(t, platform.OS(), path)
+			r := openSQLiteRepo(t, sqlite.OS(), path)
 			rev, err := r.Save(t.Context(), "task:42", snapOf(1), 0)
 			if err != nil {
 				t.Fatal(err)
@@ -299,7 +300,7 @@ func TestSQLiteFaults(t *testing.T) {
 // TestSQLiteLargeGeneration: a token above the int64 range reads back
 // unchanged.
 func TestSQLiteLargeGeneration(t *testing.T) {
-	r := openSQLiteRepo(t, platform.OS(), filepath.Join(t.TempDir(), "leases.db"))
+	r := openSQLiteRepo(t, sqlite.OS(), filepath.Join(t.TempDir(), "leases.db"))
 	gen := ^lease.Token(0) - 5
 	if _, err := r.Save(t.Context(), "k", snapOf(gen), 0); err != nil {
 		t.Fatal(err)
@@ -333,7 +334,7 @@ func snapOf(gen lease.Token) lease.Snapshot {
 func BenchmarkSave(b *testing.B) {
 	b.Run("sqlite-floor", func(b *testing.B) {
 		path := filepath.Join(b.TempDir(), "leases.db")
-		openSQLiteRepo(b, platform.OS(), path) // the schema
+		openSQLiteRepo(b, sqlite.OS(), path) // the schema
 		floor := newFloorTx(b, path)
 		b.ResetTimer()
 		for range b.N {
@@ -342,7 +343,7 @@ func BenchmarkSave(b *testing.B) {
 	})
 	b.Run("sqlite", func(b *testing.B) {
 		path := filepath.Join(b.TempDir(), "leases.db")
-		r := openSQLiteRepo(b, platform.OS(), path)
+		r := openSQLiteRepo(b, sqlite.OS(), path)
 		floor := newFloorTx(b, path)
 		rev, err := r.Save(b.Context(), "task:42", benchSnapshot, 0)
 		if err != nil {
@@ -399,7 +400,7 @@ func newFloorTx(b *testing.B, path string) func(*testing.B) {
 func BenchmarkSaveBatch(b *testing.B) {
 	const leases = 16
 	setup := func(b *testing.B) (*lease.SQLiteRepository, []lease.Write) {
-		r := openSQLiteRepo(b, platform.OS(), filepath.Join(b.TempDir(), "leases.db"))
+		r := openSQLiteRepo(b, sqlite.OS(), filepath.Join(b.TempDir(), "leases.db"))
 		writes := make([]lease.Write, leases)
 		for i := range writes {
 			key := "task:" + strings.Repeat("x", i)

@@ -7,7 +7,7 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/rivus/collab/platform"
+	"github.com/rivus/collab/platform/sqlite"
 	"github.com/rivus/collab/plock"
 )
 
@@ -21,7 +21,7 @@ func Example() {
 		return
 	}
 	defer os.RemoveAll(dir)
-	ctx, p, path := context.Background(), platform.OS(), filepath.Join(dir, "app.lock")
+	ctx, p, path := context.Background(), sqlite.OS(), filepath.Join(dir, "app.lock")
 
 	first, err := plock.Acquire(ctx, p, path, plock.Options{})
 	if err != nil {

@@ -15,6 +15,7 @@ import (
 
 	"github.com/rivus/collab/platform"
 	"github.com/rivus/collab/platform/platformtest"
+	"github.com/rivus/collab/platform/sqlite"
 )
 
 // modes are the two ways of holding the lock across processes.
@@ -40,7 +41,7 @@ type countingSQLite struct {
 }
 
 func newCountingSQLite() *countingSQLite {
-	return &countingSQLite{base: platform.ModerncSQLite()}
+	return &countingSQLite{base: sqlite.Opener()}
 }
 
 func (c *countingSQLite) Open(path string, opts platform.SQLiteOptions) (*sql.DB, error) {

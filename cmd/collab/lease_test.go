@@ -16,6 +16,7 @@ import (
 
 	"github.com/rivus/collab/lease"
 	"github.com/rivus/collab/platform"
+	"github.com/rivus/collab/platform/sqlite"
 )
 
 // stores are the two kinds of STORE the command takes.
@@ -97,7 +98,7 @@ func TestLeaseRunStopsTheCommandOnLoss(t *testing.T) {
 		t.Fatalf("command said %q, %v", line, err)
 	}
 	// Another writer moves the record: the holder's next renewal conflicts.
-	repo, err := lease.OpenSQLiteRepository(platform.OS(), store)
+	repo, err := lease.OpenSQLiteRepository(sqlite.OS(), store)
 	if err != nil {
 		t.Fatal(err)
 	}

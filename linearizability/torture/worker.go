@@ -14,6 +14,7 @@ import (
 	"github.com/rivus/collab/lease"
 	lz "github.com/rivus/collab/linearizability"
 	"github.com/rivus/collab/platform"
+	"github.com/rivus/collab/platform/sqlite"
 	"github.com/rivus/collab/policy"
 )
 
@@ -60,7 +61,7 @@ func runWorker(a assignment, stop io.Reader) (err error) {
 // openWorker opens the stores, the manager and the recorder.
 func openWorker(a assignment) (*worker, error) {
 	w := &worker{a: a, rng: rand.New(rand.NewPCG(uint64(a.Seed), uint64(a.Process)))}
-	p := platform.OS()
+	p := sqlite.OS()
 	w.plat = p
 	var err error
 	switch a.Store {
@@ -76,7 +77,7 @@ func openWorker(a assignment) (*worker, error) {
 			w.repo, w.res = repo, res
 		}
 	default:
-		w.plat = &platform.Platform{FS: p.FS, Process: p.Process, Clock: p.Clock}
+		w.plat = platform.OS() // without SQLite: lock-file process locks
 		var repo *lease.FileRepository
 		if repo, err = lease.OpenFileRepository(w.plat, filepath.Join(a.Dir, leasesFiles)); err == nil {
 			w.repo = repo
