@@ -110,12 +110,13 @@ func mustAcquire(t *testing.T, p *platform.Platform, path string) *Lock {
 	return l
 }
 
-// mustHeld acquires without waiting and requires a *HeldError.
+// mustHeld acquires without waiting and requires a *HeldError, which
+// matches ErrHeld.
 func mustHeld(t *testing.T, p *platform.Platform, path string) *HeldError {
 	t.Helper()
 	l, err := Acquire(context.Background(), p, path, Options{})
 	var held *HeldError
-	if !errors.As(err, &held) {
+	if !errors.As(err, &held) || !errors.Is(err, ErrHeld) {
 		if l != nil {
 			_ = l.Release()
 		}

@@ -146,11 +146,10 @@ func (w *worker) lockRound(key string) error {
 	err := w.record(key, lz.Lock, lz.Input{}, func(ctx context.Context) lz.Output {
 		var err error
 		l, err = plock.Acquire(ctx, w.plat, path, plock.Options{})
-		var held *plock.HeldError
 		switch {
 		case err == nil:
 			return outOK
-		case errors.As(err, &held):
+		case errors.Is(err, plock.ErrHeld):
 			return outRefused
 		}
 		return outUnknown
