@@ -18,7 +18,7 @@
 // process table (another host, boot or pid namespace), after the TTL,
 // measured on the observer's own monotonic clock from the moment it first
 // saw the holder's current record. Otherwise Acquire returns a
-// *[HeldError] naming the holder. Every acquisition writes the next
+// *[HeldError] naming the holder, which matches [ErrHeld]. Every acquisition writes the next
 // generation, one above the record's, tombstones included.
 //
 // The holder renews every Heartbeat; all the leases of one manager renew
@@ -36,7 +36,8 @@
 // Close re-reads the record and writes a tombstone keeping this generation
 // only if the record still holds it, so it never erases a successor; the
 // next acquisition gets a larger generation. After Close, Lost() is closed
-// and Err() returns [ErrReleased].
+// and Err() returns [ErrReleased]. Once Manager.Close has begun, Acquire
+// returns [ErrClosed].
 //
 // RunFenced holds the repository's per-key fence and re-reads the record
 // before the work starts; waiting for the fence stops when the lease is

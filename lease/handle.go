@@ -55,7 +55,7 @@ func (h *Lease) Err() error {
 }
 
 // Acquire takes the lease on key, or returns a *HeldError while a live
-// holder renews it. A holder on this process table whose process is gone
+// holder renews it, and ErrClosed once the manager is closing. A holder on this process table whose process is gone
 // (or whose pid now belongs to another process) is taken over at once; a
 // live one that stopped renewing, and one in another process table, after
 // the TTL on this manager's monotonic clock from when it first saw the
@@ -72,7 +72,7 @@ func (m *Manager) Acquire(ctx context.Context, key string) (*Lease, error) {
 	m.mu.Lock()
 	if m.closing {
 		m.mu.Unlock()
-		return nil, ErrReleased
+		return nil, ErrClosed
 	}
 	m.acquiring.Add(1)
 	defer m.acquiring.Done()
@@ -98,7 +98,8 @@ func (a *acquisition) drive(out policy.Outputs) (*Lease, error) {
 		case out.Has(outAcquired):
 			return a.h, nil
 		case out.Has(outHeldError):
-			return nil, &HeldError{Key: a.h.key, Holder: a.rec.Snapshot.Holder}
+			holder := a.rec.Snapshot.Holder
+			return nil, &HeldError{Key: a.h.key, Holder: &holder}
 		case out.Has(outRepoError):
 			if a.ctx.Err() != nil {
 				return nil, context.Cause(a.ctx)

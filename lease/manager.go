@@ -112,8 +112,9 @@ func NewManager(cfg Config) (*Manager, error) {
 	return m, nil
 }
 
-// Close releases every lease the manager holds and stops its heartbeat.
-// It returns the first release error. It is idempotent.
+// Close releases every lease the manager holds and stops its heartbeat;
+// Acquire returns ErrClosed from the moment it begins. It returns the
+// first release error. It is idempotent.
 func (m *Manager) Close() error {
 	var err error
 	m.closeOnce.Do(func() {

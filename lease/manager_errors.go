@@ -8,6 +8,9 @@ import (
 )
 
 var (
+	// ErrHeld is matched by every *HeldError, for callers who need to
+	// know that the key is held and not by whom.
+	ErrHeld = errors.New("lease: held")
 	// ErrLost is the error of a lease its holder declared lost: it did
 	// not renew within TTL of the start of its last successful write, or
 	// another writer moved its record. Fenced work in flight is cancelled
@@ -15,20 +18,31 @@ var (
 	ErrLost = errors.New("lease: lost")
 	// ErrReleased is the error of a lease after Close released it.
 	ErrReleased = errors.New("lease: released")
+	// ErrClosed is the error of Acquire on a Manager that Close has
+	// begun to close.
+	ErrClosed = errors.New("lease: manager closed")
 	// ErrFenceLost is the cause with which fenced work is cancelled when
 	// the repository loses the fence under it (see FenceWatcher).
 	ErrFenceLost = errors.New("lease: fence lost")
 )
 
-// HeldError reports that another live holder holds the key.
+// HeldError reports that another live holder holds the key. It matches
+// ErrHeld.
 type HeldError struct {
-	Key    string
-	Holder platform.Identity
+	Key string
+	// Holder is the holder's identity, or nil when unknown.
+	Holder *platform.Identity
 }
 
 func (e *HeldError) Error() string {
+	if e.Holder == nil {
+		return fmt.Sprintf("lease: %s is held", quoteKey(e.Key))
+	}
 	return fmt.Sprintf("lease: %s is held by %s", quoteKey(e.Key), e.Holder)
 }
+
+// Is makes errors.Is(err, ErrHeld) true.
+func (e *HeldError) Is(target error) bool { return target == ErrHeld }
 
 // ConfigError reports an invalid Config field; NewManager returns it
 // before any I/O.

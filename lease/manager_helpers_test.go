@@ -264,13 +264,13 @@ func wantHeld(t *testing.T, m *lease.Manager, key string, holder platform.Identi
 	t.Helper()
 	h, err := m.Acquire(t.Context(), key)
 	var held *lease.HeldError
-	if !errors.As(err, &held) {
+	if !errors.As(err, &held) || !errors.Is(err, lease.ErrHeld) {
 		if h != nil {
 			_ = h.Close()
 		}
 		t.Fatalf("Acquire(%q) = %v, want a *HeldError", key, err)
 	}
-	if held.Key != key || held.Holder != holder {
+	if held.Key != key || held.Holder == nil || *held.Holder != holder {
 		t.Fatalf("HeldError = %+v, want key %q held by %v", held, key, holder)
 	}
 }

@@ -221,8 +221,11 @@ func TestErrorsTyped(t *testing.T) {
 	mustAcquire(t, holder, "k")
 	_, err := m.Acquire(t.Context(), "k")
 	var held *lease.HeldError
-	if !errors.As(wrap(err), &held) || !strings.Contains(err.Error(), holderID.String()) {
+	if !errors.As(wrap(err), &held) || !errors.Is(wrap(err), lease.ErrHeld) || !strings.Contains(err.Error(), holderID.String()) {
 		t.Errorf("HeldError: %v", err)
+	}
+	if msg := (&lease.HeldError{Key: "k"}).Error(); msg != `lease: "k" is held` {
+		t.Errorf("HeldError without a holder = %q", msg)
 	}
 	_, err = repo.Save(t.Context(), "k", lease.Snapshot{Generation: 1, Holder: stranger, TTL: ttl}, 0)
 	var conflict *lease.RevisionConflictError
@@ -234,8 +237,8 @@ func TestErrorsTyped(t *testing.T) {
 	if !errors.As(wrap(err), &ce) {
 		t.Errorf("ConfigError: %v", err)
 	}
-	if !errors.Is(wrap(lease.ErrLost), lease.ErrLost) || errors.Is(lease.ErrLost, lease.ErrReleased) {
-		t.Error("ErrLost and ErrReleased do not match as sentinels")
+	if !errors.Is(wrap(lease.ErrLost), lease.ErrLost) || errors.Is(lease.ErrLost, lease.ErrReleased) || errors.Is(lease.ErrClosed, lease.ErrReleased) {
+		t.Error("ErrLost, ErrReleased and ErrClosed do not match as sentinels")
 	}
 }
 
@@ -289,8 +292,8 @@ func TestManagerClose(t *testing.T) {
 		if calls := repo.log(); len(calls) != 0 {
 			t.Errorf("writes after Close: %+v", calls)
 		}
-		if h, err := m.Acquire(t.Context(), "d"); err == nil {
-			t.Errorf("Acquire after Close = %v, want an error", h.Token())
+		if h, err := m.Acquire(t.Context(), "d"); err != lease.ErrClosed {
+			t.Errorf("Acquire after Close = %v, %v; want ErrClosed", h, err)
 		}
 		if _, ok, _ := repo.Load(t.Context(), "d"); ok {
 			t.Error("Acquire after Close wrote a record")
@@ -329,6 +332,9 @@ func TestManagerCloseDuringAcquire(t *testing.T) {
 	for {
 		_, err := m.Acquire(context.Background(), "probe")
 		if !errors.Is(err, errInjected) {
+			if err != lease.ErrClosed {
+				t.Fatalf("Acquire while closing = %v, want ErrClosed", err)
+			}
 			break
 		}
 	}

@@ -68,7 +68,7 @@ func runHolder(kind string) error {
 	ctx := context.Background()
 	h, err := m.Acquire(ctx, os.Getenv(childKeyEnv))
 	var held *lease.HeldError
-	if errors.As(err, &held) {
+	if errors.As(err, &held) && held.Holder != nil {
 		say("held %d", held.Holder.PID)
 		return nil
 	}
@@ -203,7 +203,7 @@ func TestProcessHeld(t *testing.T) {
 			}
 			_, err := m.Acquire(t.Context(), "task:42")
 			var held *lease.HeldError
-			if !errors.As(err, &held) || held.Holder.PID != a.Pid() {
+			if !errors.As(err, &held) || held.Holder == nil || held.Holder.PID != a.Pid() {
 				t.Fatalf("Acquire = %v, want a *HeldError naming pid %d", err, a.Pid())
 			}
 		})
@@ -297,7 +297,7 @@ func acquireWhenFree(t *testing.T, m *lease.Manager, key string, pid int) (*leas
 			return h, attempts, time.Since(first)
 		}
 		var held *lease.HeldError
-		if !errors.As(err, &held) || held.Holder.PID != pid {
+		if !errors.As(err, &held) || held.Holder == nil || held.Holder.PID != pid {
 			t.Fatalf("Acquire = %v, want the lease or a *HeldError naming pid %d", err, pid)
 		}
 		if time.Since(first) > 5*procTTL {

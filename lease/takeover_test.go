@@ -267,7 +267,7 @@ func TestAcquireRace(t *testing.T) {
 		}
 		for i, err := range errs {
 			var held *lease.HeldError
-			if i != winner && (!errors.As(err, &held) || held.Holder != ids[winner]) {
+			if i != winner && (!errors.As(err, &held) || held.Holder == nil || *held.Holder != ids[winner]) {
 				t.Errorf("manager %d: %v, want a *HeldError naming %v", i, err, ids[winner])
 			}
 		}

@@ -104,9 +104,8 @@ func worker(rec *Recorder, m *lease.Manager, res *resource, key, tag string) err
 		return err
 	}
 	l, err := m.Acquire(ctx, key)
-	var held *lease.HeldError
 	switch {
-	case errors.As(err, &held):
+	case errors.Is(err, lease.ErrHeld):
 		return p.End(refused)
 	case err != nil:
 		return p.End(unknown)

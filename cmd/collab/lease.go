@@ -188,10 +188,13 @@ func acquireLease(m *lease.Manager, key string, wait bool, every time.Duration, 
 		switch {
 		case err == nil:
 			return l, 0
-		case errors.As(err, &held) && !wait:
+		case errors.As(err, &held) && !wait && held.Holder != nil:
 			fmt.Fprintf(stderr, "collab lease run: %q is held by pid %d on %s\n", key, held.Holder.PID, held.Holder.Host)
 			return nil, exitHeld
-		case !errors.As(err, &held):
+		case errors.Is(err, lease.ErrHeld) && !wait:
+			fmt.Fprintf(stderr, "collab lease run: %q is held (holder unknown)\n", key)
+			return nil, exitHeld
+		case !errors.Is(err, lease.ErrHeld):
 			fmt.Fprintf(stderr, "collab lease run: %v\n", err)
 			return nil, 1
 		}

@@ -39,7 +39,7 @@ func TestHostsJudgedByTTL(t *testing.T) {
 		hostB.Clock.Advance(d)
 		_, err := observer.Acquire(t.Context(), "k")
 		var he *lease.HeldError
-		if !errors.As(err, &he) || he.Holder != selfA {
+		if !errors.As(err, &he) || he.Holder == nil || *he.Holder != selfA {
 			t.Fatalf("Acquire on host b before the TTL = %v, want a *HeldError naming %v", err, selfA)
 		}
 	}
