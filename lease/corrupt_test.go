@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/rivus/collab/lease"
+	"github.com/rivus/collab/lease/store"
 	"github.com/rivus/collab/platform"
 	"github.com/rivus/collab/platform/platformtest"
 )
@@ -68,7 +69,7 @@ func (s rawStore) file(key string) string { return filepath.Join(s.path, key+".j
 
 // spoil rewrites key's stored record, keeping its revision, with the
 // fields of snap changed by the corruption.
-func (s rawStore) spoil(t *testing.T, key string, snap lease.Snapshot, rev lease.Revision, spoil func(*storedFields)) {
+func (s rawStore) spoil(t *testing.T, key string, snap store.Snapshot, rev store.Revision, spoil func(*storedFields)) {
 	t.Helper()
 	f := storedFields{holder: string(snap.Holder.Marshal()), ttl: snap.TTL, generation: int64(snap.Generation)}
 	spoil(&f)
@@ -107,7 +108,7 @@ func (s rawStore) raw(t *testing.T, key string) string {
 
 // forRawKinds runs test on a fresh SQLite and file repository, on f's
 // platform, with access to their stored records.
-func forRawKinds(t *testing.T, test func(t *testing.T, f *platformtest.Fake, repo lease.Repository, store rawStore)) {
+func forRawKinds(t *testing.T, test func(t *testing.T, f *platformtest.Fake, repo store.Repository, disk rawStore)) {
 	for _, kind := range repoKinds {
 		t.Run(kind, func(t *testing.T) {
 			f := platformtest.New(t)
@@ -124,33 +125,33 @@ func forRawKinds(t *testing.T, test func(t *testing.T, f *platformtest.Fake, rep
 func TestCorruptValuesFailTheirKey(t *testing.T) {
 	for _, c := range corruptions {
 		t.Run(c.name, func(t *testing.T) {
-			forRawKinds(t, func(t *testing.T, f *platformtest.Fake, repo lease.Repository, store rawStore) {
+			forRawKinds(t, func(t *testing.T, f *platformtest.Fake, repo store.Repository, disk rawStore) {
 				ctx := t.Context()
 				rev := mustSaveRepo(t, repo, "bad", snapOf(3), 0)
 				otherRev := mustSaveRepo(t, repo, "other", snapOf(1), 0)
-				store.spoil(t, "bad", snapOf(3), rev, c.spoil)
-				before := store.raw(t, "bad")
+				disk.spoil(t, "bad", snapOf(3), rev, c.spoil)
+				before := disk.raw(t, "bad")
 
 				_, _, err := repo.Load(ctx, "bad")
-				wantCorrupt(t, err, "load", "bad", store.where("bad"), c.reason)
+				wantCorrupt(t, err, "load", "bad", disk.where("bad"), c.reason)
 				// A save over the stored revision, as a renewal or a
 				// takeover makes it, and a create.
 				_, err = repo.Save(ctx, "bad", snapOf(4), rev)
-				wantCorrupt(t, err, "save", "bad", store.where("bad"), c.reason)
+				wantCorrupt(t, err, "save", "bad", disk.where("bad"), c.reason)
 				_, err = repo.Save(ctx, "bad", snapOf(4), 0)
-				wantCorrupt(t, err, "save", "bad", store.where("bad"), c.reason)
-				if b, ok := repo.(lease.BatchSaver); ok {
-					revs, errs := b.SaveBatch(ctx, []lease.Write{
+				wantCorrupt(t, err, "save", "bad", disk.where("bad"), c.reason)
+				if b, ok := repo.(store.BatchSaver); ok {
+					revs, errs := b.SaveBatch(ctx, []store.Write{
 						{Key: "bad", Snapshot: snapOf(4), Expected: rev},
 						{Key: "other", Snapshot: snapOf(2), Expected: otherRev},
 					})
-					wantCorrupt(t, errs[0], "save", "bad", store.where("bad"), c.reason)
+					wantCorrupt(t, errs[0], "save", "bad", disk.where("bad"), c.reason)
 					if errs[1] != nil {
 						t.Fatalf("the other write of a batch with a corrupt record: %v", errs[1])
 					}
 					otherRev = revs[1]
 				}
-				if after := store.raw(t, "bad"); after != before {
+				if after := disk.raw(t, "bad"); after != before {
 					t.Fatalf("the corrupt record was changed:\n%s\nwas\n%s", after, before)
 				}
 
@@ -158,7 +159,7 @@ func TestCorruptValuesFailTheirKey(t *testing.T) {
 					t.Fatalf("Load of another key = %+v, %v, %v; want revision %d", rec, ok, err, otherRev)
 				}
 				mustSaveRepo(t, repo, "other", snapOf(5), otherRev)
-				keys, err := repo.(lease.Lister).Keys(ctx)
+				keys, err := repo.(store.Lister).Keys(ctx)
 				if err != nil || !slices.Equal(keys, []string{"bad", "other"}) {
 					t.Fatalf("Keys = %q, %v; want both keys", keys, err)
 				}
@@ -171,22 +172,22 @@ func TestCorruptValuesFailTheirKey(t *testing.T) {
 // holder as the live holder nor takes the key over after the TTL: both
 // attempts fail with the corrupt record error, and the record stays.
 func TestAcquireRefusesCorruptHolder(t *testing.T) {
-	forRawKinds(t, func(t *testing.T, f *platformtest.Fake, repo lease.Repository, store rawStore) {
+	forRawKinds(t, func(t *testing.T, f *platformtest.Fake, repo store.Repository, disk rawStore) {
 		rev := mustSaveRepo(t, repo, "k", snapOf(3), 0)
-		store.spoil(t, "k", snapOf(3), rev, func(s *storedFields) { s.holder = `{"pid":-7}` })
-		before := store.raw(t, "k")
+		disk.spoil(t, "k", snapOf(3), rev, func(s *storedFields) { s.holder = `{"pid":-7}` })
+		before := disk.raw(t, "k")
 		m, _ := newManager(t, f.Platform, repo)
 		for _, when := range []string{"at once", "after the TTL"} {
 			h, err := m.Acquire(t.Context(), "k")
 			if h != nil {
 				_ = h.Close()
 			}
-			if !errors.Is(err, lease.ErrCorruptRecord) || !strings.Contains(err.Error(), `"bootId": missing`) {
+			if !errors.Is(err, store.ErrCorruptRecord) || !strings.Contains(err.Error(), `"bootId": missing`) {
 				t.Fatalf("Acquire %s = %v, want the corrupt record error", when, err)
 			}
 			advance(f.Clock, 2*ttl)
 		}
-		if after := store.raw(t, "k"); after != before {
+		if after := disk.raw(t, "k"); after != before {
 			t.Fatalf("the corrupt record was changed:\n%s\nwas\n%s", after, before)
 		}
 	})
@@ -197,14 +198,14 @@ func TestAcquireRefusesCorruptHolder(t *testing.T) {
 // corrupt record error rather than writing over it, and is lost at its
 // deadline; the record stays as it was.
 func TestRenewalRefusesCorruptRecord(t *testing.T) {
-	forRawKinds(t, func(t *testing.T, f *platformtest.Fake, repo lease.Repository, store rawStore) {
+	forRawKinds(t, func(t *testing.T, f *platformtest.Fake, repo store.Repository, disk rawStore) {
 		m, rec := newManager(t, f.Platform, repo)
 		h := mustAcquire(t, m, "k")
 		loaded := mustLoad(t, repo, "k")
-		store.spoil(t, "k", loaded.Snapshot, loaded.Revision, func(s *storedFields) { s.holder = `{"host":"h","bootId":"b","pid":-7,"startTime":9}` })
-		before := store.raw(t, "k")
+		disk.spoil(t, "k", loaded.Snapshot, loaded.Revision, func(s *storedFields) { s.holder = `{"host":"h","bootId":"b","pid":-7,"startTime":9}` })
+		before := disk.raw(t, "k")
 		step(t, f.Clock, 2, hb)
-		if e := waitRenewal(t, rec); e.Kind != lease.RenewalFailed || !errors.Is(e.Err, lease.ErrCorruptRecord) ||
+		if e := waitRenewal(t, rec); e.Kind != lease.RenewalFailed || !errors.Is(e.Err, store.ErrCorruptRecord) ||
 			!strings.Contains(e.Err.Error(), `"pid": -7 is not a process id`) {
 			t.Fatalf("renewal over the spoilt record: %+v, want a failure with the corrupt record error", e)
 		}
@@ -214,7 +215,7 @@ func TestRenewalRefusesCorruptRecord(t *testing.T) {
 		if renewed, _ := rec.of(lease.Renewed); len(renewed) != 0 {
 			t.Fatalf("renewed over the spoilt record: %v", renewed)
 		}
-		if after := store.raw(t, "k"); after != before {
+		if after := disk.raw(t, "k"); after != before {
 			t.Fatalf("the corrupt record was changed:\n%s\nwas\n%s", after, before)
 		}
 	})
@@ -256,7 +257,7 @@ func TestFileRecordCorruptValues(t *testing.T) {
 }
 
 // mustSaveRepo saves s over expected, or fails the test.
-func mustSaveRepo(t *testing.T, r lease.Repository, key string, s lease.Snapshot, expected lease.Revision) lease.Revision {
+func mustSaveRepo(t *testing.T, r store.Repository, key string, s store.Snapshot, expected store.Revision) store.Revision {
 	t.Helper()
 	rev, err := r.Save(t.Context(), key, s, expected)
 	if err != nil {

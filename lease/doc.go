@@ -24,7 +24,7 @@
 // The holder renews every Heartbeat; all the leases of one manager renew
 // together when the first of them falls due (the others at most a
 // heartbeat early), in one transaction where the repository is a
-// [BatchSaver]. A failed renewal
+// [store.BatchSaver]. A failed renewal
 // is retried every quarter heartbeat. The holder declares the lease lost
 // when no renewal has succeeded within TTL of the start of its last
 // successful write, which is before any observer may take over, since
@@ -44,7 +44,7 @@
 // lost, and the work's context is cancelled with cause ErrLost on loss.
 // The fence is released when the work returns, so a successor's fenced
 // work starts after that. A repository whose fence can be lost while held
-// ([FenceWatcher]: an advisory lock ends with its database session) has the
+// ([store.FenceWatcher]: an advisory lock ends with its database session) has the
 // work cancelled with cause [ErrFenceLost] when that happens.
 //
 // The gap: between the holder's deadline and an observer's takeover lies
@@ -67,40 +67,21 @@
 //
 // # Repositories
 //
-// A [Repository] stores one [Record] per key: a [Snapshot] and the
-// [Revision] it was stored under. Save writes only over the revision the
-// caller expects and otherwise fails with a *[RevisionConflictError]; this
-// compare-and-swap is all the lease logic needs from storage. Records are
-// never deleted: a released lease stays as a tombstone, so that the next
-// generation is still larger than every earlier one. Three repositories
-// come with the package, and the package leasetest checks any other
-// against the same contract (leasetest.Run).
-//
-// Errors: an invalid key is a *[KeyError] ([ValidateKey]: empty, more than
-// [MaxKeyLen] bytes, a NUL byte, or invalid UTF-8; '/', ".." and any other
-// character are fine). A context that has ended returns
-// context.Cause(ctx) itself, unwrapped, and changes nothing. Storage
-// failures are *[RepositoryError]. A stored record that cannot be decoded,
-// or that holds a value no lease record can ([Snapshot.Validate]: a holder
-// that is not a valid process identity, a TTL that is not positive,
-// generation 0), is a *RepositoryError wrapping a *[CorruptRecordError]
-// that names the file (or database and table) and the field: it fails
-// its key only, every later Load and Save of that key fails the same way
-// (a save never writes over it, whatever revision it expects), and the
-// record is left as it is for a person to inspect. The typed errors also match sentinels with
-// errors.Is ([ErrRevisionConflict], [ErrCorruptRecord], [ErrInvalidKey]).
-//
-// Revisions count the saves of a key, from 1. A fence (Repository.Fence)
-// is a per-key mutex independent of the records: holding it does not
-// block Load or Save, so a holder's heartbeat goes on while fenced work
-// runs.
+// The manager keeps its records in a [store.Repository]: one record per
+// key, written only over the revision the writer read, and never
+// deleted (a released lease stays as a tombstone, so that the next
+// generation is still larger). Package store states the whole contract,
+// for those who write a repository, and lease/leasetest checks it. The
+// manager passes the repository's errors on: storage failures are
+// *store.RepositoryError, and a record that cannot be read fails its key
+// only, matching store.ErrCorruptRecord.
 //
 // # Memory repository
 //
 // [NewMemoryRepository] keeps records in a map under one mutex, and serves
 // one process. Its fence is a per-key lock whose waiters wait on a
 // channel the holder closes on unlock, or on their context; the key's map
-// entry exists only while the fence is held. It implements [BatchSaver]:
+// entry exists only while the fence is held. It implements [store.BatchSaver]:
 // a batch is applied under the mutex at once.
 //
 // # SQLite repository
@@ -136,7 +117,7 @@
 // The version lives in its own table rather than PRAGMA user_version, so
 // the tables can share a database with an application's. A database of
 // another version fails to open with a *[SchemaError] (wrapped in a
-// *RepositoryError) and is not changed. It implements [BatchSaver]: a
+// *store.RepositoryError) and is not changed. It implements [store.BatchSaver]: a
 // batch is one transaction.
 //
 // The fences are lock files in the directory named by the database path

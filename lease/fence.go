@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/rivus/collab/internal/keylock"
+	"github.com/rivus/collab/lease/internal/check"
+	"github.com/rivus/collab/lease/store"
 	"github.com/rivus/collab/platform"
 )
 
@@ -29,7 +31,7 @@ const (
 
 // lockFile takes the exclusive lock on path, waiting on clock with
 // backoff while another open file holds it, until ctx ends (then it
-// returns context.Cause(ctx)). Any other failure is a *RepositoryError
+// returns context.Cause(ctx)). Any other failure is a *store.RepositoryError
 // of op on key.
 func lockFile(ctx context.Context, fsys platform.FS, clock platform.Clock, path, op, key string) (platform.Unlocker, error) {
 	var timer platform.Timer
@@ -43,7 +45,7 @@ func lockFile(ctx context.Context, fsys platform.FS, clock platform.Clock, path,
 			return u, nil
 		}
 		if !errors.Is(err, platform.ErrLocked) {
-			return nil, &RepositoryError{Op: op, Key: key, Err: err}
+			return nil, &store.RepositoryError{Op: op, Key: key, Err: err}
 		}
 		if timer == nil {
 			timer = clock.NewTimer(jitter(delay))
@@ -79,7 +81,7 @@ type fileFences struct {
 
 // fence holds key's fence until the returned unlock (idempotent).
 func (f *fileFences) fence(ctx context.Context, key string) (func(), error) {
-	if err := begin(ctx, key); err != nil {
+	if err := check.Call(ctx, key); err != nil {
 		return nil, err
 	}
 	return lockKeyFile(ctx, f.fs, f.clock, &f.local, f.dir, fenceSuffix, "fence", key)
@@ -96,7 +98,7 @@ func lockKeyFile(ctx context.Context, fsys platform.FS, clock platform.Clock, lo
 	if nested {
 		if err := fsys.MkdirAll(filepath.Dir(path), dirPerm); err != nil {
 			unlockLocal()
-			return nil, &RepositoryError{Op: op, Key: key, Err: err}
+			return nil, &store.RepositoryError{Op: op, Key: key, Err: err}
 		}
 	}
 	u, err := lockFile(ctx, fsys, clock, path, op, key)
@@ -205,7 +207,7 @@ func decodeKeyPath(rel, suffix string) (string, error) {
 		i += 2
 	}
 	key := b.String()
-	if err := ValidateKey(key); err != nil {
+	if err := store.ValidateKey(key); err != nil {
 		return "", err
 	}
 	// Only the canonical form decodes: one key, one file.

@@ -8,6 +8,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/rivus/collab/lease/store"
 )
 
 func TestKeyPath(t *testing.T) {
@@ -70,7 +72,7 @@ func FuzzKeyPath(f *testing.F) {
 		f.Add(k)
 	}
 	f.Fuzz(func(t *testing.T, key string) {
-		if ValidateKey(key) != nil {
+		if store.ValidateKey(key) != nil {
 			return
 		}
 		rel, _ := keyPath("", key, fenceSuffix)

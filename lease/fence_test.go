@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/rivus/collab/lease"
+	"github.com/rivus/collab/lease/store"
 	"github.com/rivus/collab/platform"
 	"github.com/rivus/collab/platform/platformtest"
 	"github.com/rivus/collab/platform/sqlite"
@@ -32,7 +33,7 @@ const (
 var repoKinds = []string{"sqlite", "file"}
 
 // openKind opens a repository of kind at path on p.
-func openKind(p *platform.Platform, kind, path string) (lease.Repository, func() error, error) {
+func openKind(p *platform.Platform, kind, path string) (store.Repository, func() error, error) {
 	switch kind {
 	case "sqlite":
 		r, err := lease.OpenSQLiteRepository(p, path)
@@ -99,7 +100,7 @@ func repoPath(dir, kind string) string {
 
 // openFake opens a repository of kind in f's directory, on f's platform
 // with its fake clock.
-func openFake(t *testing.T, f *platformtest.Fake, kind string) lease.Repository {
+func openFake(t *testing.T, f *platformtest.Fake, kind string) store.Repository {
 	t.Helper()
 	r, closeRepo, err := openKind(f.Platform, kind, repoPath(f.Dir, kind))
 	if err != nil {
@@ -120,7 +121,7 @@ type fenceResult struct {
 }
 
 // fenceAsync calls Fence in a goroutine and delivers its result.
-func fenceAsync(ctx context.Context, r lease.Repository, key string) <-chan fenceResult {
+func fenceAsync(ctx context.Context, r store.Repository, key string) <-chan fenceResult {
 	done := make(chan fenceResult, 1)
 	go func() {
 		u, err := r.Fence(ctx, key)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/rivus/collab/lease"
 	"github.com/rivus/collab/lease/leasetest"
+	"github.com/rivus/collab/lease/store"
 	"github.com/rivus/collab/platform"
 	"github.com/rivus/collab/platform/platformtest"
 )
@@ -27,7 +28,7 @@ func openFileRepo(t testing.TB, p *platform.Platform, dir string) *lease.FileRep
 }
 
 func TestFileRepository(t *testing.T) {
-	leasetest.Run(t, func(t *testing.T) lease.Repository { return openFileRepo(t, platform.OS(), t.TempDir()) })
+	leasetest.Run(t, func(t *testing.T) store.Repository { return openFileRepo(t, platform.OS(), t.TempDir()) })
 }
 
 func dirNames(t *testing.T, dir string) []string {
@@ -48,7 +49,7 @@ func dirNames(t *testing.T, dir string) []string {
 func TestFileRepositoryLayout(t *testing.T) {
 	dir := t.TempDir()
 	r := openFileRepo(t, platform.OS(), dir)
-	s := lease.Snapshot{Generation: 3, Holder: platform.Identity{Host: "h", BootID: "b", PID: 1, StartTime: 2}, RenewedAt: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC), TTL: time.Minute}
+	s := store.Snapshot{Generation: 3, Holder: platform.Identity{Host: "h", BootID: "b", PID: 1, StartTime: 2}, RenewedAt: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC), TTL: time.Minute}
 	if _, err := r.Save(t.Context(), "task:42", s, 0); err != nil {
 		t.Fatal(err)
 	}
@@ -149,12 +150,12 @@ func TestFileRepositoryCorruptRecord(t *testing.T) {
 
 func wantCorrupt(t *testing.T, err error, op, key, where, reason string) {
 	t.Helper()
-	var re *lease.RepositoryError
-	var ce *lease.CorruptRecordError
+	var re *store.RepositoryError
+	var ce *store.CorruptRecordError
 	if !errors.As(err, &re) || !errors.As(err, &ce) {
 		t.Fatalf("got %v, want a *RepositoryError wrapping a *CorruptRecordError", err)
 	}
-	if re.Op != op || re.Key != key || ce.Key != key || ce.Where != where || !errors.Is(err, lease.ErrCorruptRecord) {
+	if re.Op != op || re.Key != key || ce.Key != key || ce.Where != where || !errors.Is(err, store.ErrCorruptRecord) {
 		t.Fatalf("got %+v wrapping %+v, want op %q, key %q, where %q", *re, *ce, op, key, where)
 	}
 	if msg := err.Error(); !strings.Contains(msg, where) || !strings.Contains(msg, reason) {
@@ -194,7 +195,7 @@ func faultOn(op platformtest.Op, suffix string) func(platformtest.Op, string) er
 
 func wantRepositoryError(t *testing.T, err error, op, key string) {
 	t.Helper()
-	var re *lease.RepositoryError
+	var re *store.RepositoryError
 	if !errors.As(err, &re) || re.Op != op || re.Key != key || !errors.Is(err, errInjected) {
 		t.Fatalf("got %v, want a *RepositoryError of %s on %q wrapping the injected fault", err, op, key)
 	}
@@ -208,7 +209,7 @@ func TestFileRepositoryFaults(t *testing.T) {
 		name  string
 		fault func(platformtest.Op, string) error
 		key   string
-		do    func(t *testing.T, r lease.Repository, key string, rev lease.Revision) error
+		do    func(t *testing.T, r store.Repository, key string, rev store.Revision) error
 		op    string
 	}{
 		{"load read", faultOn(platformtest.OpReadFile, ".json"), "k", load, "load"},
@@ -241,17 +242,17 @@ func TestFileRepositoryFaults(t *testing.T) {
 }
 
 // The operations of TestFileRepositoryFaults and its SQLite counterpart.
-func load(t *testing.T, r lease.Repository, key string, _ lease.Revision) error {
+func load(t *testing.T, r store.Repository, key string, _ store.Revision) error {
 	_, _, err := r.Load(t.Context(), key)
 	return err
 }
 
-func save(t *testing.T, r lease.Repository, key string, rev lease.Revision) error {
+func save(t *testing.T, r store.Repository, key string, rev store.Revision) error {
 	_, err := r.Save(t.Context(), key, snapOf(1), rev)
 	return err
 }
 
-func fence(t *testing.T, r lease.Repository, key string, _ lease.Revision) error {
+func fence(t *testing.T, r store.Repository, key string, _ store.Revision) error {
 	unlock, err := r.Fence(t.Context(), key)
 	if err == nil {
 		unlock()
@@ -286,10 +287,10 @@ func FuzzFileRecord(f *testing.F) {
 		}
 		rec, ok, err := r.Load(t.Context(), "task:42")
 		if err != nil {
-			if !errors.Is(err, lease.ErrCorruptRecord) {
+			if !errors.Is(err, store.ErrCorruptRecord) {
 				t.Fatalf("Load = %v, want a corrupt record", err)
 			}
-			if _, err := r.Save(t.Context(), "task:42", lease.Snapshot{Generation: 1, Holder: stranger, TTL: time.Second}, 0); !errors.Is(err, lease.ErrCorruptRecord) {
+			if _, err := r.Save(t.Context(), "task:42", store.Snapshot{Generation: 1, Holder: stranger, TTL: time.Second}, 0); !errors.Is(err, store.ErrCorruptRecord) {
 				t.Fatalf("Save over a corrupt record = %v", err)
 			}
 			if data, _ := os.ReadFile(path); !bytes.Equal(data, content) {
@@ -300,7 +301,7 @@ func FuzzFileRecord(f *testing.F) {
 		if !ok || rec.Revision == 0 {
 			t.Fatalf("Load of an existing file = %+v, %v", rec, ok)
 		}
-		if rec.Revision == ^lease.Revision(0) {
+		if rec.Revision == ^store.Revision(0) {
 			return // the next revision would wrap; no writer gets there
 		}
 		rev, err := r.Save(t.Context(), "task:42", rec.Snapshot, rec.Revision)
@@ -329,7 +330,7 @@ func mustJSON(t *testing.T, v any) string {
 func BenchmarkFileSave(b *testing.B) {
 	r := openFileRepo(b, platform.OS(), b.TempDir())
 	s := benchSnapshot
-	var rev lease.Revision
+	var rev store.Revision
 	for b.Loop() {
 		var err error
 		if rev, err = r.Save(b.Context(), "task:42", s, rev); err != nil {

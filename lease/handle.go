@@ -7,9 +7,17 @@ import (
 	"sync"
 	"time"
 
+	"github.com/rivus/collab/lease/internal/check"
+	"github.com/rivus/collab/lease/store"
 	"github.com/rivus/collab/platform"
 	"github.com/rivus/collab/policy"
 )
+
+// Token is a fencing token: the generation of a lease. It grows on every
+// acquisition of a key and never goes back, so a resource that keeps the
+// highest token it has seen can refuse an old holder's writes. It is
+// store.Token, named here for the users of leases.
+type Token = store.Token
 
 // Lease is a held lease: the holder's handle on one key.
 //
@@ -22,9 +30,9 @@ type Lease struct {
 	token Token
 
 	state      policy.StateID
-	rev        Revision      // the revision of this holder's last write
-	writeStart time.Duration // when the last successful write started
-	renewAt    time.Duration // when the next renewal is due, if scheduled
+	rev        store.Revision // the revision of this holder's last write
+	writeStart time.Duration  // when the last successful write started
+	renewAt    time.Duration  // when the next renewal is due, if scheduled
 	scheduled  bool
 	deadline   platform.Timer // fires DeadlinePassed; nil when not armed
 	inflight   bool           // a repository call of the handle is under way
@@ -61,7 +69,7 @@ func (h *Lease) Err() error {
 // the TTL on this manager's monotonic clock from when it first saw the
 // holder's current record.
 func (m *Manager) Acquire(ctx context.Context, key string) (*Lease, error) {
-	if err := begin(ctx, key); err != nil {
+	if err := check.Call(ctx, key); err != nil {
 		return nil, err
 	}
 	self, err := m.p.Process.Self()
@@ -87,9 +95,9 @@ type acquisition struct {
 	m   *Manager
 	h   *Lease
 	ctx context.Context
-	rec Record // the last record loaded
-	ok  bool   // whether a record existed
-	err error  // the last repository error
+	rec store.Record // the last record loaded
+	ok  bool         // whether a record existed
+	err error        // the last repository error
 }
 
 func (a *acquisition) drive(out policy.Outputs) (*Lease, error) {
@@ -131,7 +139,7 @@ func (a *acquisition) load() policy.Outputs {
 // its holder dead on proof, or silent for the TTL since this manager first
 // saw its revision (a sighting it records, and forgets once the key is
 // free).
-func (m *Manager) observeLocked(key string, rec Record, ok bool) policy.Facts {
+func (m *Manager) observeLocked(key string, rec store.Record, ok bool) policy.Facts {
 	if !ok || rec.Snapshot.Released {
 		delete(m.seen, key)
 		return factRecordFree
@@ -147,7 +155,7 @@ func (m *Manager) observeLocked(key string, rec Record, ok bool) policy.Facts {
 }
 
 // ours reports whether a record still holds h's generation.
-func (h *Lease) ours(rec Record, ok bool) policy.Facts {
+func (h *Lease) ours(rec store.Record, ok bool) policy.Facts {
 	if ok && !rec.Snapshot.Released && rec.Snapshot.Generation == h.token {
 		return factRecordOurs
 	}
@@ -158,10 +166,10 @@ func (h *Lease) ours(rec Record, ok bool) policy.Facts {
 // revision.
 func (a *acquisition) claim() policy.Outputs {
 	next := Token(1)
-	var expected Revision
+	var expected store.Revision
 	if a.ok {
 		if a.rec.Snapshot.Generation == math.MaxUint64 {
-			a.err = &RepositoryError{Op: "claim", Key: a.h.key, Err: errors.New("the generation cannot grow past its largest value")}
+			a.err = &store.RepositoryError{Op: "claim", Key: a.h.key, Err: errors.New("the generation cannot grow past its largest value")}
 			a.m.mu.Lock()
 			defer a.m.mu.Unlock()
 			return a.m.fireLocked(a.h, trRepoFailed, 0)
@@ -173,7 +181,6 @@ func (a *acquisition) claim() policy.Outputs {
 	rev, err := a.m.cfg.Repository.Save(a.ctx, a.h.key, snap, expected)
 	a.m.mu.Lock()
 	defer a.m.mu.Unlock()
-	var conflict *RevisionConflictError
 	switch {
 	case err == nil:
 		a.h.token, a.h.rev, a.h.writeStart = next, rev, start
@@ -188,7 +195,7 @@ func (a *acquisition) claim() policy.Outputs {
 			}
 		}
 		return out
-	case errors.As(err, &conflict):
+	case errors.Is(err, store.ErrRevisionConflict):
 		return a.m.fireLocked(a.h, trConflict, 0)
 	}
 	a.err = err
@@ -196,6 +203,6 @@ func (a *acquisition) claim() policy.Outputs {
 }
 
 // snapshot is the record this holder writes.
-func (h *Lease) snapshot(gen Token, released bool) Snapshot {
-	return Snapshot{Generation: gen, Holder: h.self, Released: released, RenewedAt: h.m.clock.Now(), TTL: h.m.cfg.TTL}
+func (h *Lease) snapshot(gen Token, released bool) store.Snapshot {
+	return store.Snapshot{Generation: gen, Holder: h.self, Released: released, RenewedAt: h.m.clock.Now(), TTL: h.m.cfg.TTL}
 }

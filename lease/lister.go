@@ -6,20 +6,14 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+
+	"github.com/rivus/collab/lease/store"
 )
 
-// Lister is implemented by repositories that can list their keys, for
-// operators (`collab lease ls`). All three repositories of this package
-// implement it.
-type Lister interface {
-	// Keys returns every key with a record, sorted.
-	Keys(ctx context.Context) ([]string, error)
-}
-
 var (
-	_ Lister = (*MemoryRepository)(nil)
-	_ Lister = (*SQLiteRepository)(nil)
-	_ Lister = (*FileRepository)(nil)
+	_ store.Lister = (*MemoryRepository)(nil)
+	_ store.Lister = (*SQLiteRepository)(nil)
+	_ store.Lister = (*FileRepository)(nil)
 )
 
 // Keys returns every key with a record, sorted.
@@ -71,7 +65,7 @@ func (r *FileRepository) Keys(ctx context.Context) ([]string, error) {
 		}
 	})
 	if err != nil {
-		return nil, &RepositoryError{Op: "list", Err: err}
+		return nil, &store.RepositoryError{Op: "list", Err: err}
 	}
 	slices.Sort(keys)
 	return keys, nil

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/rivus/collab/lease"
+	"github.com/rivus/collab/lease/store"
 	"github.com/rivus/collab/platform/platformtest"
 )
 
@@ -23,8 +24,8 @@ func TestKeysListsEveryRecordSorted(t *testing.T) {
 		t.Fatal(err)
 	}
 	repos := map[string]interface {
-		lease.Repository
-		lease.Lister
+		store.Repository
+		store.Lister
 	}{"memory": lease.NewMemoryRepository(), "sqlite": sqlite, "file": files}
 	long := "k/deep/" + string(slices.Repeat([]byte("z"), 240)) // nested directories in the file repository
 	want := []string{"..", "A", "a b/c", long, "ünï"}
@@ -37,7 +38,7 @@ func TestKeysListsEveryRecordSorted(t *testing.T) {
 				t.Fatalf("empty repository: Keys = %q, %v", keys, err)
 			}
 			for _, k := range want {
-				s := lease.Snapshot{Generation: 1, Holder: self, TTL: time.Minute}
+				s := store.Snapshot{Generation: 1, Holder: self, TTL: time.Minute}
 				if _, err := repo.Save(ctx, k, s, 0); err != nil {
 					t.Fatalf("Save(%q): %v", k, err)
 				}

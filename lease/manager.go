@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/rivus/collab/fsm"
+	"github.com/rivus/collab/lease/store"
 	"github.com/rivus/collab/platform"
 	"github.com/rivus/collab/policy"
 )
@@ -21,7 +22,7 @@ type Config struct {
 	// not exceed TTL.
 	Heartbeat time.Duration
 	// Repository stores the records. Required.
-	Repository Repository
+	Repository store.Repository
 	// Platform gives the process identity and the clock; nil means
 	// platform.OS().
 	Platform *platform.Platform
@@ -56,7 +57,7 @@ func (c Config) Validate() error {
 
 // Manager acquires leases and renews the ones it holds together: one
 // repository transaction per heartbeat tick where the repository is a
-// BatchSaver.
+// store.BatchSaver.
 type Manager struct {
 	cfg   Config
 	pol   policy.Policy
@@ -84,7 +85,7 @@ type Manager struct {
 // sighting is when this manager first saw a key's record revision, on
 // its own monotonic clock: the start of the TTL it grants a silent holder.
 type sighting struct {
-	rev Revision
+	rev store.Revision
 	at  time.Duration
 }
 
@@ -196,7 +197,7 @@ func (m *Manager) scheduleLocked(h *Lease, d time.Duration) {
 
 // ttlElapsedLocked tells whether TTL has passed, on this manager's clock,
 // since it first saw rec's revision of key; it records the sighting.
-func (m *Manager) ttlElapsedLocked(key string, rec Record) bool {
+func (m *Manager) ttlElapsedLocked(key string, rec store.Record) bool {
 	now := m.now()
 	s, ok := m.seen[key]
 	if !ok || s.rev != rec.Revision {

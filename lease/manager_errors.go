@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/rivus/collab/lease/internal/quote"
 	"github.com/rivus/collab/platform"
 )
 
@@ -22,7 +23,7 @@ var (
 	// begun to close.
 	ErrClosed = errors.New("lease: manager closed")
 	// ErrFenceLost is the cause with which fenced work is cancelled when
-	// the repository loses the fence under it (see FenceWatcher).
+	// the repository loses the fence under it (see store.FenceWatcher).
 	ErrFenceLost = errors.New("lease: fence lost")
 )
 
@@ -36,9 +37,9 @@ type HeldError struct {
 
 func (e *HeldError) Error() string {
 	if e.Holder == nil {
-		return fmt.Sprintf("lease: %s is held", quoteKey(e.Key))
+		return fmt.Sprintf("lease: %s is held", quote.Key(e.Key))
 	}
-	return fmt.Sprintf("lease: %s is held by %s", quoteKey(e.Key), e.Holder)
+	return fmt.Sprintf("lease: %s is held by %s", quote.Key(e.Key), e.Holder)
 }
 
 // Is makes errors.Is(err, ErrHeld) true.

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/rivus/collab/lease"
+	"github.com/rivus/collab/lease/store"
 	"github.com/rivus/collab/platform"
 	"github.com/rivus/collab/platform/sqlite"
 )
@@ -173,7 +174,7 @@ func (p *holderProc) say(t *testing.T, line string) {
 
 // procManager is this process's manager on the repository of kind at
 // path, on the real platform.
-func procManager(t *testing.T, kind, path string) (*lease.Manager, *recorder, lease.Repository) {
+func procManager(t *testing.T, kind, path string) (*lease.Manager, *recorder, store.Repository) {
 	t.Helper()
 	repo, closeRepo, err := openKind(sqlite.OS(), kind, path)
 	if err != nil {

@@ -9,6 +9,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/rivus/collab/lease/internal/check"
+	"github.com/rivus/collab/lease/store"
 	"github.com/rivus/collab/platform"
 )
 
@@ -28,8 +30,8 @@ type SQLiteRepository struct {
 }
 
 var (
-	_ Repository = (*SQLiteRepository)(nil)
-	_ BatchSaver = (*SQLiteRepository)(nil)
+	_ store.Repository = (*SQLiteRepository)(nil)
+	_ store.BatchSaver = (*SQLiteRepository)(nil)
 )
 
 // sqliteSchemaVersion is the schema this package reads and writes.
@@ -106,25 +108,25 @@ func sqliteZone(z string) string {
 
 // OpenSQLiteRepository opens (creating if missing) the lease database at
 // path, sets up or checks its schema, and creates the fence directory
-// beside it. An unknown schema version is a *RepositoryError wrapping a
+// beside it. An unknown schema version is a *store.RepositoryError wrapping a
 // *SchemaError, and leaves the database untouched.
 func OpenSQLiteRepository(p *platform.Platform, path string) (*SQLiteRepository, error) {
 	switch {
 	case p == nil || p.SQLite == nil:
-		return nil, &RepositoryError{Op: "open", Err: fmt.Errorf("%s: the platform has no SQLite: %w", path, errors.ErrUnsupported)}
+		return nil, &store.RepositoryError{Op: "open", Err: fmt.Errorf("%s: the platform has no SQLite: %w", path, errors.ErrUnsupported)}
 	case p.FS == nil:
-		return nil, &RepositoryError{Op: "open", Err: fmt.Errorf("%s: the platform has no file system", path)}
+		return nil, &store.RepositoryError{Op: "open", Err: fmt.Errorf("%s: the platform has no file system", path)}
 	}
 	db, err := p.SQLite.Open(path, platform.SQLiteOptions{BusyTimeout: sqliteBusyTimeout, JournalMode: "WAL", TxLock: "immediate"})
 	if err != nil {
-		return nil, &RepositoryError{Op: "open", Err: err}
+		return nil, &store.RepositoryError{Op: "open", Err: err}
 	}
 	if err := setupSchema(db, path); err != nil {
 		return nil, closeAfter(err, db)
 	}
 	fences := &fileFences{fs: p.FS, clock: p.GetClock(), dir: path + ".fences"}
 	if err := p.FS.MkdirAll(fences.dir, dirPerm); err != nil {
-		return nil, closeAfter(&RepositoryError{Op: "open", Err: err}, db)
+		return nil, closeAfter(&store.RepositoryError{Op: "open", Err: err}, db)
 	}
 	r := &SQLiteRepository{
 		db:       db,
@@ -150,7 +152,7 @@ func closeAfter(err error, db *sql.DB) error {
 // one transaction, so that processes opening a new database at once
 // create it once.
 func setupSchema(db *sql.DB, path string) error {
-	fail := func(err error) error { return &RepositoryError{Op: "open", Err: fmt.Errorf("%s: %w", path, err)} }
+	fail := func(err error) error { return &store.RepositoryError{Op: "open", Err: fmt.Errorf("%s: %w", path, err)} }
 	tx, err := db.Begin()
 	if err != nil {
 		return fail(err)
@@ -166,7 +168,7 @@ func setupSchema(db *sql.DB, path string) error {
 		return fail(err)
 	}
 	if version != sqliteSchemaVersion {
-		return &RepositoryError{Op: "open", Err: &SchemaError{Path: path, Version: version, Supported: sqliteSchemaVersion}}
+		return &store.RepositoryError{Op: "open", Err: &SchemaError{Path: path, Version: version, Supported: sqliteSchemaVersion}}
 	}
 	if _, err := tx.Exec(createLeasesTable); err != nil {
 		return fail(err)
@@ -211,21 +213,21 @@ func (r *SQLiteRepository) prepare(ctx context.Context, query string) (*sql.Stmt
 }
 
 // Load reads key's row.
-func (r *SQLiteRepository) Load(ctx context.Context, key string) (Record, bool, error) {
-	if err := begin(ctx, key); err != nil {
-		return Record{}, false, err
+func (r *SQLiteRepository) Load(ctx context.Context, key string) (store.Record, bool, error) {
+	if err := check.Call(ctx, key); err != nil {
+		return store.Record{}, false, err
 	}
 	var cols [6]any
 	err := r.db.QueryRowContext(ctx, selectLease, key).Scan(&cols[0], &cols[1], &cols[2], &cols[3], &cols[4], &cols[5])
 	if errors.Is(err, sql.ErrNoRows) {
-		return Record{}, false, nil
+		return store.Record{}, false, nil
 	}
 	if err != nil {
-		return Record{}, false, r.fail(ctx, "load", key, err)
+		return store.Record{}, false, r.fail(ctx, "load", key, err)
 	}
 	rec, err := decodeRow(cols)
 	if err != nil {
-		return Record{}, false, r.corrupt("load", key, err)
+		return store.Record{}, false, r.corrupt("load", key, err)
 	}
 	return rec, true, nil
 }
@@ -234,15 +236,15 @@ func (r *SQLiteRepository) Load(ctx context.Context, key string) (Record, bool, 
 // with err.
 func (r *SQLiteRepository) corrupt(op, key string, err error) error {
 	where := fmt.Sprintf("%s, table leases", r.path)
-	return &RepositoryError{Op: op, Key: key, Err: &CorruptRecordError{Key: key, Where: where, Err: err}}
+	return &store.RepositoryError{Op: op, Key: key, Err: &store.CorruptRecordError{Key: key, Where: where, Err: err}}
 }
 
 // Save compares and writes in one BEGIN IMMEDIATE transaction.
-func (r *SQLiteRepository) Save(ctx context.Context, key string, s Snapshot, expected Revision) (Revision, error) {
-	if err := beginSave(ctx, key, s); err != nil {
+func (r *SQLiteRepository) Save(ctx context.Context, key string, s store.Snapshot, expected store.Revision) (store.Revision, error) {
+	if err := check.Save(ctx, key, s); err != nil {
 		return 0, err
 	}
-	var rev Revision
+	var rev store.Revision
 	err := r.inTx(ctx, "save", key, func(tx *sql.Tx) error {
 		var err error
 		stmts := &txStatements{r: r, tx: tx}
@@ -256,10 +258,10 @@ func (r *SQLiteRepository) Save(ctx context.Context, key string, s Snapshot, exp
 // SaveBatch applies writes in one BEGIN IMMEDIATE transaction. A
 // conflict, an invalid key or a corrupt row fails its write only; a
 // storage failure rolls back the batch and fails every write.
-func (r *SQLiteRepository) SaveBatch(ctx context.Context, writes []Write) ([]Revision, []error) {
-	revs, errs := make([]Revision, len(writes)), make([]error, len(writes))
+func (r *SQLiteRepository) SaveBatch(ctx context.Context, writes []store.Write) ([]store.Revision, []error) {
+	revs, errs := make([]store.Revision, len(writes)), make([]error, len(writes))
 	if ctx.Err() != nil {
-		fill(errs, context.Cause(ctx))
+		check.Fill(errs, context.Cause(ctx))
 		return revs, errs
 	}
 	err := r.inTx(ctx, "save batch", "", func(tx *sql.Tx) error {
@@ -281,15 +283,15 @@ func (r *SQLiteRepository) SaveBatch(ctx context.Context, writes []Write) ([]Rev
 	})
 	if err != nil {
 		clear(revs)
-		fill(errs, err)
+		check.Fill(errs, err)
 	}
 	return revs, errs
 }
 
 // saveTx compares and writes one record inside stmts' transaction. It
 // never writes over a row that Load would refuse: that is a
-// *RepositoryError wrapping a *CorruptRecordError, as Load returns it.
-// Otherwise it returns a *RevisionConflictError, or the raw storage error
+// *store.RepositoryError wrapping a *store.CorruptRecordError, as Load returns it.
+// Otherwise it returns a *store.RevisionConflictError, or the raw storage error
 // for inTx to wrap.
 //
 // A renewal is one statement: updateChecked compares the revision and
@@ -297,7 +299,7 @@ func (r *SQLiteRepository) SaveBatch(ctx context.Context, writes []Write) ([]Rev
 // takeover from another holder, a corrupt row), saveTx reads and decodes
 // the row, and writes over it if it is valid and of the revision
 // expected.
-func (r *SQLiteRepository) saveTx(ctx context.Context, stmts *txStatements, key string, s Snapshot, expected Revision) (Revision, error) {
+func (r *SQLiteRepository) saveTx(ctx context.Context, stmts *txStatements, key string, s store.Snapshot, expected store.Revision) (store.Revision, error) {
 	next := int64(expected) + 1
 	// A generation above the int64 range is stored as its two's
 	// complement bits, which read back as the same Token.
@@ -314,20 +316,20 @@ func (r *SQLiteRepository) saveTx(ctx context.Context, stmts *txStatements, key 
 	case err != nil:
 		return 0, err
 	case n == 1:
-		return Revision(next), nil
+		return store.Revision(next), nil
 	}
 	cur, err := r.storedRevision(ctx, stmts, key)
 	switch {
 	case err != nil:
 		return 0, err
-	case Revision(cur) != expected:
-		return 0, &RevisionConflictError{Key: key, Expected: expected, Actual: Revision(cur)}
+	case store.Revision(cur) != expected:
+		return 0, &store.RevisionConflictError{Key: key, Expected: expected, Actual: store.Revision(cur)}
 	}
 	// A valid row that updateChecked does not recognise.
 	if _, err := stmts.exec(ctx, updateLease, next, gen, holder, s.Released, renewed, ttl, key); err != nil {
 		return 0, err
 	}
-	return Revision(next), nil
+	return store.Revision(next), nil
 }
 
 // storedRevision reads and decodes key's row, and returns its revision
@@ -430,16 +432,16 @@ func (r *SQLiteRepository) inTx(ctx context.Context, op, key string, fn func(*sq
 // keyOnly reports whether err, from saveTx, fails its own write only: a
 // revision conflict, or a corrupt row that was left as it was.
 func keyOnly(err error) bool {
-	return errors.Is(err, ErrRevisionConflict) || errors.Is(err, ErrCorruptRecord)
+	return errors.Is(err, store.ErrRevisionConflict) || errors.Is(err, store.ErrCorruptRecord)
 }
 
 // fail returns the cause of ctx if it ended (database/sql reports an
-// interrupted statement as its own error), else a *RepositoryError.
+// interrupted statement as its own error), else a *store.RepositoryError.
 func (r *SQLiteRepository) fail(ctx context.Context, op, key string, err error) error {
 	if ctx.Err() != nil {
 		return context.Cause(ctx)
 	}
-	return &RepositoryError{Op: op, Key: key, Err: err}
+	return &store.RepositoryError{Op: op, Key: key, Err: err}
 }
 
 // Fence holds key's fence file (under the database's path plus
@@ -449,50 +451,50 @@ func (r *SQLiteRepository) Fence(ctx context.Context, key string) (func(), error
 }
 
 // decodeRow converts a leases row read into driver values, reporting any
-// value that a valid record cannot hold (Snapshot.Validate included).
-func decodeRow(cols [6]any) (Record, error) {
+// value that a valid record cannot hold (store.Snapshot.Validate included).
+func decodeRow(cols [6]any) (store.Record, error) {
 	rev, ok := cols[0].(int64)
 	if !ok || rev <= 0 {
-		return Record{}, fmt.Errorf("revision %v is not a positive integer", cols[0])
+		return store.Record{}, fmt.Errorf("revision %v is not a positive integer", cols[0])
 	}
 	gen, ok := cols[1].(int64)
 	if !ok {
-		return Record{}, fmt.Errorf("generation %v is not an integer", cols[1])
+		return store.Record{}, fmt.Errorf("generation %v is not an integer", cols[1])
 	}
-	var s Snapshot
-	s.Generation = Token(gen)
+	var s store.Snapshot
+	s.Generation = store.Token(gen)
 	holder, ok := textOf(cols[2])
 	if !ok {
-		return Record{}, fmt.Errorf("holder %v is not text", cols[2])
+		return store.Record{}, fmt.Errorf("holder %v is not text", cols[2])
 	}
 	id, err := parseHolder(holder)
 	if err != nil {
-		return Record{}, &SnapshotFieldError{Field: "holder", Err: err}
+		return store.Record{}, &store.SnapshotFieldError{Field: "holder", Err: err}
 	}
 	s.Holder = id
 	released, ok := cols[3].(int64)
 	if !ok || released != 0 && released != 1 {
-		return Record{}, fmt.Errorf("released %v is not 0 or 1", cols[3])
+		return store.Record{}, fmt.Errorf("released %v is not 0 or 1", cols[3])
 	}
 	s.Released = released == 1
 	renewed, ok := textOf(cols[4])
 	if !ok {
-		return Record{}, fmt.Errorf("renewed_at %v is not text", cols[4])
+		return store.Record{}, fmt.Errorf("renewed_at %v is not text", cols[4])
 	}
 	t, err := time.Parse(time.RFC3339Nano, renewed)
 	if err != nil {
-		return Record{}, fmt.Errorf("renewed_at: %w", err)
+		return store.Record{}, fmt.Errorf("renewed_at: %w", err)
 	}
 	s.RenewedAt = t
 	ttl, ok := cols[5].(int64)
 	if !ok {
-		return Record{}, fmt.Errorf("ttl_ns %v is not an integer", cols[5])
+		return store.Record{}, fmt.Errorf("ttl_ns %v is not an integer", cols[5])
 	}
 	s.TTL = time.Duration(ttl)
 	if err := s.Validate(); err != nil {
-		return Record{}, err
+		return store.Record{}, err
 	}
-	return Record{Snapshot: s, Revision: Revision(rev)}, nil
+	return store.Record{Snapshot: s, Revision: store.Revision(rev)}, nil
 }
 
 // lastHolder is the holder text that parseHolder parsed last, and its
@@ -530,4 +532,17 @@ func textOf(v any) (string, bool) {
 		return string(v), true
 	}
 	return "", false
+}
+
+// SchemaError reports a SQLite lease database whose schema version this
+// package does not know, most likely written by a newer version. The
+// database is left untouched.
+type SchemaError struct {
+	Path      string
+	Version   int64 // the version found
+	Supported int64 // the version this package reads and writes
+}
+
+func (e *SchemaError) Error() string {
+	return fmt.Sprintf("lease: sqlite database %s has schema version %d; this version of collab supports %d", e.Path, e.Version, e.Supported)
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/rivus/collab/lease"
 	"github.com/rivus/collab/lease/leasetest"
+	"github.com/rivus/collab/lease/store"
 	"github.com/rivus/collab/platform"
 	"github.com/rivus/collab/platform/platformtest"
 	"github.com/rivus/collab/platform/sqlite"
@@ -51,7 +52,7 @@ func execSQL(t testing.TB, db *sql.DB, query string, args ...any) {
 }
 
 func TestSQLiteRepository(t *testing.T) {
-	leasetest.Run(t, func(t *testing.T) lease.Repository {
+	leasetest.Run(t, func(t *testing.T) store.Repository {
 		return openSQLiteRepo(t, sqlite.OS(), filepath.Join(t.TempDir(), "leases.db"))
 	})
 }
@@ -77,7 +78,7 @@ func TestSQLiteTwoHandles(t *testing.T) {
 		t.Fatalf("a.Load after b.Save = %+v, %v", rec, err)
 	}
 	_, err = a.Save(t.Context(), "k", snapOf(3), r1)
-	var c *lease.RevisionConflictError
+	var c *store.RevisionConflictError
 	if !errors.As(err, &c) || c.Expected != r1 || c.Actual != r2 {
 		t.Fatalf("a stale save through a = %v, want a conflict %d/%d", err, r1, r2)
 	}
@@ -89,7 +90,7 @@ func TestTwoHandlesRace(t *testing.T) {
 	for _, kind := range repoKinds {
 		t.Run(kind, func(t *testing.T) {
 			path := repoPath(t.TempDir(), kind)
-			var handles [2]lease.Repository
+			var handles [2]store.Repository
 			for i := range handles {
 				r, closeRepo, err := openKind(sqlite.OS(), kind, path)
 				if err != nil {
@@ -115,7 +116,7 @@ func TestTwoHandlesRace(t *testing.T) {
 					switch {
 					case err == nil:
 						wins++
-					case !errors.Is(err, lease.ErrRevisionConflict):
+					case !errors.Is(err, store.ErrRevisionConflict):
 						t.Errorf("save: %v", err)
 					}
 				})
@@ -173,7 +174,7 @@ func wantSchemaError(t *testing.T, path string, version int64) {
 		t.Fatal("opened a database of an unknown schema version")
 	}
 	var se *lease.SchemaError
-	var re *lease.RepositoryError
+	var re *store.RepositoryError
 	if !errors.As(err, &se) || !errors.As(err, &re) || se.Path != path || se.Version != version || se.Supported != 1 || re.Op != "open" {
 		t.Fatalf("open = %v, want a *RepositoryError wrapping a *SchemaError for version %d", err, version)
 	}
@@ -182,7 +183,7 @@ func wantSchemaError(t *testing.T, path string, version int64) {
 // TestSQLiteSchemaSetupIsIdempotent: reopening keeps the records.
 func TestSQLiteSchemaSetupIsIdempotent(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "leases.db")
-	var rev lease.Revision
+	var rev store.Revision
 	for i := range 3 {
 		r, err := lease.OpenSQLiteRepository(sqlite.OS(), path)
 		if err != nil {
@@ -212,7 +213,7 @@ func TestSQLiteOpenFails(t *testing.T) {
 			t.Fatal(err)
 		}
 		_, err := lease.OpenSQLiteRepository(sqlite.OS(), path)
-		var re *lease.RepositoryError
+		var re *store.RepositoryError
 		if !errors.As(err, &re) || re.Op != "open" || !strings.Contains(err.Error(), path) {
 			t.Fatalf("open = %v, want a *RepositoryError naming %s", err, path)
 		}
@@ -226,7 +227,7 @@ func TestSQLiteOpenFails(t *testing.T) {
 	t.Run("no SQLite", func(t *testing.T) {
 		f := platformtest.New(t, platformtest.WithoutSQLite())
 		_, err := lease.OpenSQLiteRepository(f.Platform, filepath.Join(f.Dir, "leases.db"))
-		var re *lease.RepositoryError
+		var re *store.RepositoryError
 		if !errors.As(err, &re) || !errors.Is(err, errors.ErrUnsupported) {
 			t.Fatalf("open = %v, want a *RepositoryError matching errors.ErrUnsupported", err)
 		}
@@ -311,7 +312,7 @@ func TestSQLiteLargeGeneration(t *testing.T) {
 }
 
 // benchSnapshot is the record the Save benchmarks write.
-var benchSnapshot = lease.Snapshot{
+var benchSnapshot = store.Snapshot{
 	Generation: 7,
 	Holder:     platform.Identity{Host: "bench", BootID: "0f4c2b7e-5a1d-4e8b-9c3f-1d2e3f4a5b6c", PID: 4242, StartTime: 123456, PIDNamespace: 4026531836},
 	RenewedAt:  time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC),
@@ -319,7 +320,7 @@ var benchSnapshot = lease.Snapshot{
 }
 
 // snapOf returns benchSnapshot with generation gen: a valid record.
-func snapOf(gen lease.Token) lease.Snapshot {
+func snapOf(gen lease.Token) store.Snapshot {
 	s := benchSnapshot
 	s.Generation = gen
 	return s
@@ -399,16 +400,16 @@ func newFloorTx(b *testing.B, path string) func(*testing.B) {
 // single saves, the choice a manager makes every heartbeat.
 func BenchmarkSaveBatch(b *testing.B) {
 	const leases = 16
-	setup := func(b *testing.B) (*lease.SQLiteRepository, []lease.Write) {
+	setup := func(b *testing.B) (*lease.SQLiteRepository, []store.Write) {
 		r := openSQLiteRepo(b, sqlite.OS(), filepath.Join(b.TempDir(), "leases.db"))
-		writes := make([]lease.Write, leases)
+		writes := make([]store.Write, leases)
 		for i := range writes {
 			key := "task:" + strings.Repeat("x", i)
 			rev, err := r.Save(b.Context(), key, benchSnapshot, 0)
 			if err != nil {
 				b.Fatal(err)
 			}
-			writes[i] = lease.Write{Key: key, Snapshot: benchSnapshot, Expected: rev}
+			writes[i] = store.Write{Key: key, Snapshot: benchSnapshot, Expected: rev}
 		}
 		return r, writes
 	}

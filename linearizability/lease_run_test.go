@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/rivus/collab/lease"
+	"github.com/rivus/collab/lease/store"
 	"github.com/rivus/collab/platform"
 )
 
@@ -23,7 +24,7 @@ import (
 // the write under one mutex, which its reads take too. A broken one
 // accepts every token.
 type resource struct {
-	repo   lease.Repository
+	repo   store.Repository
 	broken bool
 
 	mu    sync.Mutex

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/rivus/collab/lease"
+	"github.com/rivus/collab/lease/store"
 	"github.com/rivus/collab/platform"
 	"github.com/rivus/collab/platform/sqlite"
 )
@@ -184,7 +185,7 @@ func TestLeaseLsListsTheReadableRecordsAndReportsTheCorrupt(t *testing.T) {
 		t.Fatal(err)
 	}
 	self, _ := platform.OS().Process.Self()
-	good := lease.Snapshot{Generation: 7, Holder: self, RenewedAt: time.Now(), TTL: time.Hour}
+	good := store.Snapshot{Generation: 7, Holder: self, RenewedAt: time.Now(), TTL: time.Hour}
 	if _, err := repo.Save(t.Context(), "good", good, 0); err != nil {
 		t.Fatal(err)
 	}

@@ -8,6 +8,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/rivus/collab/lease"
+	"github.com/rivus/collab/lease/store"
 )
 
 // schemaVersion is the schema this package reads and writes.
@@ -65,7 +66,7 @@ func setupSchema(ctx context.Context, pool *pgxpool.Pool, schema string, table, 
 	case err == nil:
 		return nil
 	case errors.As(err, &se):
-		return &lease.RepositoryError{Op: "open", Err: se}
+		return &store.RepositoryError{Op: "open", Err: se}
 	default:
 		return failed(err)
 	}

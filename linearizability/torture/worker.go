@@ -12,6 +12,7 @@ import (
 
 	"github.com/rivus/collab/gen"
 	"github.com/rivus/collab/lease"
+	"github.com/rivus/collab/lease/store"
 	lz "github.com/rivus/collab/linearizability"
 	"github.com/rivus/collab/platform"
 	"github.com/rivus/collab/platform/sqlite"
@@ -26,7 +27,7 @@ const opTimeout = 5 * time.Second
 type worker struct {
 	a      assignment
 	plat   *platform.Platform // the lock's platform: without SQLite for the file store
-	repo   lease.Repository
+	repo   store.Repository
 	mgr    *lease.Manager
 	res    resource
 	rec    *lz.Recorder

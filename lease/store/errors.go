@@ -1,13 +1,15 @@
-package lease
+package store
 
 import (
 	"errors"
 	"fmt"
-	"strconv"
+
+	"github.com/rivus/collab/lease/internal/quote"
 )
 
-// Sentinels that the typed errors of this package match with errors.Is,
-// for callers who need the kind of failure and not its details.
+// Sentinels that the typed errors of this package match with errors.Is:
+// the one way to ask for a kind of failure. The types carry its details
+// for messages.
 var (
 	// ErrRevisionConflict is matched by every *RevisionConflictError.
 	ErrRevisionConflict = errors.New("lease: revision conflict")
@@ -27,7 +29,7 @@ type RevisionConflictError struct {
 }
 
 func (e *RevisionConflictError) Error() string {
-	return fmt.Sprintf("lease: revision conflict on key %s: expected revision %d, found %d", quoteKey(e.Key), e.Expected, e.Actual)
+	return fmt.Sprintf("lease: revision conflict on key %s: expected revision %d, found %d", quote.Key(e.Key), e.Expected, e.Actual)
 }
 
 // Is makes errors.Is(err, ErrRevisionConflict) true.
@@ -45,7 +47,7 @@ func (e *RepositoryError) Error() string {
 	if e.Key == "" {
 		return fmt.Sprintf("lease: repository %s: %v", e.Op, e.Err)
 	}
-	return fmt.Sprintf("lease: repository %s of key %s: %v", e.Op, quoteKey(e.Key), e.Err)
+	return fmt.Sprintf("lease: repository %s of key %s: %v", e.Op, quote.Key(e.Key), e.Err)
 }
 
 func (e *RepositoryError) Unwrap() error { return e.Err }
@@ -61,7 +63,7 @@ type CorruptRecordError struct {
 }
 
 func (e *CorruptRecordError) Error() string {
-	return fmt.Sprintf("corrupt lease record for key %s in %s: %v", quoteKey(e.Key), e.Where, e.Err)
+	return fmt.Sprintf("corrupt lease record for key %s in %s: %v", quote.Key(e.Key), e.Where, e.Err)
 }
 
 func (e *CorruptRecordError) Unwrap() error { return e.Err }
@@ -88,32 +90,8 @@ type KeyError struct {
 }
 
 func (e *KeyError) Error() string {
-	return fmt.Sprintf("lease: invalid key %s: %s", quoteKey(e.Key), e.Reason)
+	return fmt.Sprintf("lease: invalid key %s: %s", quote.Key(e.Key), e.Reason)
 }
 
 // Is makes errors.Is(err, ErrInvalidKey) true.
 func (e *KeyError) Is(target error) bool { return target == ErrInvalidKey }
-
-// SchemaError reports a SQLite lease database whose schema version this
-// package does not know, most likely written by a newer version. The
-// database is left untouched.
-type SchemaError struct {
-	Path      string
-	Version   int64 // the version found
-	Supported int64 // the version this package reads and writes
-}
-
-func (e *SchemaError) Error() string {
-	return fmt.Sprintf("lease: sqlite database %s has schema version %d; this version of collab supports %d", e.Path, e.Version, e.Supported)
-}
-
-// maxQuotedKey bounds how much of a key an error message repeats.
-const maxQuotedKey = 80
-
-// quoteKey quotes key for a message, shortening a long or invalid one.
-func quoteKey(key string) string {
-	if len(key) <= maxQuotedKey {
-		return strconv.Quote(key)
-	}
-	return strconv.Quote(key[:maxQuotedKey]) + fmt.Sprintf("... (%d bytes)", len(key))
-}
