@@ -8,8 +8,11 @@ import (
 	"fmt"
 	"io/fs"
 	"path/filepath"
+	"slices"
+	"strings"
 
 	"github.com/rivus/collab/lease/internal/check"
+	"github.com/rivus/collab/lease/internal/keyfile"
 	"github.com/rivus/collab/lease/internal/quote"
 	"github.com/rivus/collab/lease/store"
 	"github.com/rivus/collab/platform"
@@ -20,21 +23,28 @@ import (
 // they exclude other processes too. See the package documentation for the
 // layout.
 type FileRepository struct {
-	fs       platform.FS
-	clock    platform.Clock
-	dir      string   // the records
-	locksDir string   // the per-key write locks
-	locks    keyLocks // in-process queue in front of the write locks
-	fences   fileFences
+	fs     platform.FS
+	dir    string         // the records
+	locks  *keyfile.Locks // the per-key write locks
+	fences *keyfile.Locks
 }
 
-var _ store.Repository = (*FileRepository)(nil)
+var (
+	_ store.Repository = (*FileRepository)(nil)
+	_ store.Lister     = (*FileRepository)(nil)
+)
 
 // Subdirectories of a file repository's directory. Their dots keep them
 // apart from the records, whose names never begin with one.
 const (
 	locksDirName  = ".locks"
 	fencesDirName = ".fences"
+)
+
+// Suffixes of the files named after a key: records and write locks.
+const (
+	recordSuffix = ".json"
+	lockSuffix   = ".lock"
 )
 
 // fileFormat is the version of the record file's layout.
@@ -54,19 +64,19 @@ func OpenFileRepository(p *platform.Platform, dir string) (*FileRepository, erro
 	if p == nil || p.FS == nil {
 		return nil, &store.RepositoryError{Op: "open", Err: errors.New("the platform has no file system")}
 	}
-	r := &FileRepository{
-		fs:       p.FS,
-		clock:    p.GetClock(),
-		dir:      dir,
-		locksDir: filepath.Join(dir, locksDirName),
-	}
-	r.fences = fileFences{fs: p.FS, clock: r.clock, dir: filepath.Join(dir, fencesDirName)}
-	for _, d := range []string{dir, r.locksDir, r.fences.dir} {
-		if err := p.FS.MkdirAll(d, dirPerm); err != nil {
+	locksDir, fencesDir := filepath.Join(dir, locksDirName), filepath.Join(dir, fencesDirName)
+	for _, d := range []string{dir, locksDir, fencesDir} {
+		if err := p.FS.MkdirAll(d, keyfile.DirPerm); err != nil {
 			return nil, &store.RepositoryError{Op: "open", Err: err}
 		}
 	}
-	return r, nil
+	clock := p.GetClock()
+	return &FileRepository{
+		fs:     p.FS,
+		dir:    dir,
+		locks:  keyfile.NewLocks(p.FS, clock, locksDir, lockSuffix, "save"),
+		fences: keyfile.NewLocks(p.FS, clock, fencesDir, keyfile.FenceSuffix, "fence"),
+	}, nil
 }
 
 // Load reads key's record file. It takes no lock: files are replaced by
@@ -75,7 +85,7 @@ func (r *FileRepository) Load(ctx context.Context, key string) (store.Record, bo
 	if err := check.Call(ctx, key); err != nil {
 		return store.Record{}, false, err
 	}
-	path, _ := keyPath(r.dir, key, recordSuffix)
+	path, _ := keyfile.Path(r.dir, key, recordSuffix)
 	return r.read("load", key, path)
 }
 
@@ -85,12 +95,12 @@ func (r *FileRepository) Save(ctx context.Context, key string, s store.Snapshot,
 	if err := check.Save(ctx, key, s); err != nil {
 		return 0, err
 	}
-	unlock, err := lockKeyFile(ctx, r.fs, r.clock, &r.locks, r.locksDir, lockSuffix, "save", key)
+	unlock, err := r.locks.Lock(ctx, key)
 	if err != nil {
 		return 0, err
 	}
 	defer unlock()
-	path, nested := keyPath(r.dir, key, recordSuffix)
+	path, nested := keyfile.Path(r.dir, key, recordSuffix)
 	cur, ok, err := r.read("save", key, path)
 	if err != nil {
 		return 0, err
@@ -104,11 +114,11 @@ func (r *FileRepository) Save(ctx context.Context, key string, s store.Snapshot,
 		return 0, &store.RepositoryError{Op: "save", Key: key, Err: err}
 	}
 	if nested && !ok {
-		if err := r.fs.MkdirAll(filepath.Dir(path), dirPerm); err != nil {
+		if err := r.fs.MkdirAll(filepath.Dir(path), keyfile.DirPerm); err != nil {
 			return 0, &store.RepositoryError{Op: "save", Key: key, Err: err}
 		}
 	}
-	if err := r.fs.WriteFileAtomic(path, data, filePerm); err != nil {
+	if err := r.fs.WriteFileAtomic(path, data, keyfile.FilePerm); err != nil {
 		return 0, &store.RepositoryError{Op: "save", Key: key, Err: err}
 	}
 	return next, nil
@@ -116,7 +126,56 @@ func (r *FileRepository) Save(ctx context.Context, key string, s store.Snapshot,
 
 // Fence holds key's fence file until unlock.
 func (r *FileRepository) Fence(ctx context.Context, key string) (func(), error) {
-	return r.fences.fence(ctx, key)
+	return r.fences.Lock(ctx, key)
+}
+
+// Keys returns the key of every record file, sorted. Names that no key
+// encodes to (a person's stray file) are skipped, not fatal.
+func (r *FileRepository) Keys(ctx context.Context) ([]string, error) {
+	if ctx.Err() != nil {
+		return nil, context.Cause(ctx)
+	}
+	var keys []string
+	err := r.walk(r.dir, func(rel string) {
+		if k, err := keyfile.DecodePath(rel, recordSuffix); err == nil {
+			keys = append(keys, k)
+		}
+	})
+	if err != nil {
+		return nil, &store.RepositoryError{Op: "list", Err: err}
+	}
+	slices.Sort(keys)
+	return keys, nil
+}
+
+// walk calls found with the path, relative to root, of every record file
+// under root, skipping the lock directories.
+func (r *FileRepository) walk(root string, found func(rel string)) error {
+	var visit func(dir string) error
+	visit = func(dir string) error {
+		entries, err := r.fs.ReadDir(dir)
+		if err != nil {
+			return err
+		}
+		for _, e := range entries {
+			name := filepath.Join(dir, e.Name())
+			switch {
+			case strings.HasPrefix(e.Name(), "."):
+			case e.IsDir():
+				if err := visit(name); err != nil {
+					return err
+				}
+			case e.Type()&fs.ModeType == 0 && strings.HasSuffix(e.Name(), recordSuffix):
+				rel, err := filepath.Rel(root, name)
+				if err != nil {
+					return err
+				}
+				found(rel)
+			}
+		}
+		return nil
+	}
+	return visit(root)
 }
 
 // read returns the record in path; a missing file is no record.

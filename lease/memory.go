@@ -2,8 +2,10 @@ package lease
 
 import (
 	"context"
+	"slices"
 	"sync"
 
+	"github.com/rivus/collab/internal/keylock"
 	"github.com/rivus/collab/lease/internal/check"
 	"github.com/rivus/collab/lease/store"
 )
@@ -14,12 +16,13 @@ import (
 type MemoryRepository struct {
 	mu      sync.Mutex
 	records map[string]store.Record
-	fences  keyLocks
+	fences  keylock.Locks
 }
 
 var (
 	_ store.Repository = (*MemoryRepository)(nil)
 	_ store.BatchSaver = (*MemoryRepository)(nil)
+	_ store.Lister     = (*MemoryRepository)(nil)
 )
 
 // NewMemoryRepository returns an empty repository.
@@ -86,4 +89,19 @@ func (m *MemoryRepository) Fence(ctx context.Context, key string) (func(), error
 		return nil, err
 	}
 	return m.fences.Lock(ctx, key)
+}
+
+// Keys returns every key with a record, sorted.
+func (m *MemoryRepository) Keys(ctx context.Context) ([]string, error) {
+	if ctx.Err() != nil {
+		return nil, context.Cause(ctx)
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	keys := make([]string, 0, len(m.records))
+	for k := range m.records {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys, nil
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/rivus/collab/lease/internal/check"
+	"github.com/rivus/collab/lease/internal/keyfile"
 	"github.com/rivus/collab/lease/store"
 	"github.com/rivus/collab/platform"
 )
@@ -22,7 +23,7 @@ type SQLiteRepository struct {
 	db     *sql.DB
 	path   string
 	writer chan struct{} // one writing transaction of this handle at a time
-	fences *fileFences
+	fences *keyfile.Locks
 	close  func() error
 
 	mu       sync.Mutex
@@ -32,6 +33,7 @@ type SQLiteRepository struct {
 var (
 	_ store.Repository = (*SQLiteRepository)(nil)
 	_ store.BatchSaver = (*SQLiteRepository)(nil)
+	_ store.Lister     = (*SQLiteRepository)(nil)
 )
 
 // sqliteSchemaVersion is the schema this package reads and writes.
@@ -124,15 +126,15 @@ func OpenSQLiteRepository(p *platform.Platform, path string) (*SQLiteRepository,
 	if err := setupSchema(db, path); err != nil {
 		return nil, closeAfter(err, db)
 	}
-	fences := &fileFences{fs: p.FS, clock: p.GetClock(), dir: path + ".fences"}
-	if err := p.FS.MkdirAll(fences.dir, dirPerm); err != nil {
+	fencesDir := path + ".fences"
+	if err := p.FS.MkdirAll(fencesDir, keyfile.DirPerm); err != nil {
 		return nil, closeAfter(&store.RepositoryError{Op: "open", Err: err}, db)
 	}
 	r := &SQLiteRepository{
 		db:       db,
 		path:     path,
 		writer:   make(chan struct{}, 1),
-		fences:   fences,
+		fences:   keyfile.NewLocks(p.FS, p.GetClock(), fencesDir, keyfile.FenceSuffix, "fence"),
 		prepared: map[string]*sql.Stmt{},
 	}
 	r.close = sync.OnceValue(r.closeDB)
@@ -447,7 +449,28 @@ func (r *SQLiteRepository) fail(ctx context.Context, op, key string, err error) 
 // Fence holds key's fence file (under the database's path plus
 // ".fences") until unlock.
 func (r *SQLiteRepository) Fence(ctx context.Context, key string) (func(), error) {
-	return r.fences.fence(ctx, key)
+	return r.fences.Lock(ctx, key)
+}
+
+// Keys returns every key with a row, sorted.
+func (r *SQLiteRepository) Keys(ctx context.Context) ([]string, error) {
+	rows, err := r.db.QueryContext(ctx, "SELECT key FROM leases ORDER BY key")
+	if err != nil {
+		return nil, r.fail(ctx, "list", "", err)
+	}
+	defer rows.Close()
+	var keys []string
+	for rows.Next() {
+		var k string
+		if err := rows.Scan(&k); err != nil {
+			return nil, r.fail(ctx, "list", "", err)
+		}
+		keys = append(keys, k)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, r.fail(ctx, "list", "", err)
+	}
+	return keys, nil
 }
 
 // decodeRow converts a leases row read into driver values, reporting any
