@@ -1,7 +1,6 @@
 package lease_test
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -12,8 +11,8 @@ import (
 	"time"
 
 	"github.com/rivus/collab/lease"
+	"github.com/rivus/collab/lease/internal/repotest"
 	"github.com/rivus/collab/lease/store"
-	"github.com/rivus/collab/platform"
 	"github.com/rivus/collab/platform/platformtest"
 )
 
@@ -74,7 +73,7 @@ func (s rawStore) spoil(t *testing.T, key string, snap store.Snapshot, rev store
 	f := storedFields{holder: string(snap.Holder.Marshal()), ttl: snap.TTL, generation: int64(snap.Generation)}
 	spoil(&f)
 	if s.kind == "sqlite" {
-		execSQL(t, rawDB(t, s.path), "UPDATE leases SET holder = ?, ttl_ns = ?, generation = ? WHERE key = ? AND revision = ?",
+		repotest.Exec(t, repotest.RawDB(t, s.path), "UPDATE leases SET holder = ?, ttl_ns = ?, generation = ? WHERE key = ? AND revision = ?",
 			f.holder, int64(f.ttl), f.generation, key, int64(rev))
 		return
 	}
@@ -92,7 +91,7 @@ func (s rawStore) raw(t *testing.T, key string) string {
 		var rev, gen, ttl int64
 		var holder, renewed string
 		var released bool
-		err := rawDB(t, s.path).QueryRow("SELECT revision, generation, holder, released, renewed_at, ttl_ns FROM leases WHERE key = ?", key).
+		err := repotest.RawDB(t, s.path).QueryRow("SELECT revision, generation, holder, released, renewed_at, ttl_ns FROM leases WHERE key = ?", key).
 			Scan(&rev, &gen, &holder, &released, &renewed, &ttl)
 		if err != nil {
 			t.Fatal(err)
@@ -127,25 +126,25 @@ func TestCorruptValuesFailTheirKey(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			forRawKinds(t, func(t *testing.T, f *platformtest.Fake, repo store.Repository, disk rawStore) {
 				ctx := t.Context()
-				rev := mustSaveRepo(t, repo, "bad", snapOf(3), 0)
-				otherRev := mustSaveRepo(t, repo, "other", snapOf(1), 0)
-				disk.spoil(t, "bad", snapOf(3), rev, c.spoil)
+				rev := mustSaveRepo(t, repo, "bad", repotest.Snap(3), 0)
+				otherRev := mustSaveRepo(t, repo, "other", repotest.Snap(1), 0)
+				disk.spoil(t, "bad", repotest.Snap(3), rev, c.spoil)
 				before := disk.raw(t, "bad")
 
 				_, _, err := repo.Load(ctx, "bad")
-				wantCorrupt(t, err, "load", "bad", disk.where("bad"), c.reason)
+				repotest.WantCorrupt(t, err, "load", "bad", disk.where("bad"), c.reason)
 				// A save over the stored revision, as a renewal or a
 				// takeover makes it, and a create.
-				_, err = repo.Save(ctx, "bad", snapOf(4), rev)
-				wantCorrupt(t, err, "save", "bad", disk.where("bad"), c.reason)
-				_, err = repo.Save(ctx, "bad", snapOf(4), 0)
-				wantCorrupt(t, err, "save", "bad", disk.where("bad"), c.reason)
+				_, err = repo.Save(ctx, "bad", repotest.Snap(4), rev)
+				repotest.WantCorrupt(t, err, "save", "bad", disk.where("bad"), c.reason)
+				_, err = repo.Save(ctx, "bad", repotest.Snap(4), 0)
+				repotest.WantCorrupt(t, err, "save", "bad", disk.where("bad"), c.reason)
 				if b, ok := repo.(store.BatchSaver); ok {
 					revs, errs := b.SaveBatch(ctx, []store.Write{
-						{Key: "bad", Snapshot: snapOf(4), Expected: rev},
-						{Key: "other", Snapshot: snapOf(2), Expected: otherRev},
+						{Key: "bad", Snapshot: repotest.Snap(4), Expected: rev},
+						{Key: "other", Snapshot: repotest.Snap(2), Expected: otherRev},
 					})
-					wantCorrupt(t, errs[0], "save", "bad", disk.where("bad"), c.reason)
+					repotest.WantCorrupt(t, errs[0], "save", "bad", disk.where("bad"), c.reason)
 					if errs[1] != nil {
 						t.Fatalf("the other write of a batch with a corrupt record: %v", errs[1])
 					}
@@ -158,7 +157,7 @@ func TestCorruptValuesFailTheirKey(t *testing.T) {
 				if rec, ok, err := repo.Load(ctx, "other"); err != nil || !ok || rec.Revision != otherRev {
 					t.Fatalf("Load of another key = %+v, %v, %v; want revision %d", rec, ok, err, otherRev)
 				}
-				mustSaveRepo(t, repo, "other", snapOf(5), otherRev)
+				mustSaveRepo(t, repo, "other", repotest.Snap(5), otherRev)
 				keys, err := repo.(store.Lister).Keys(ctx)
 				if err != nil || !slices.Equal(keys, []string{"bad", "other"}) {
 					t.Fatalf("Keys = %q, %v; want both keys", keys, err)
@@ -173,8 +172,8 @@ func TestCorruptValuesFailTheirKey(t *testing.T) {
 // attempts fail with the corrupt record error, and the record stays.
 func TestAcquireRefusesCorruptHolder(t *testing.T) {
 	forRawKinds(t, func(t *testing.T, f *platformtest.Fake, repo store.Repository, disk rawStore) {
-		rev := mustSaveRepo(t, repo, "k", snapOf(3), 0)
-		disk.spoil(t, "k", snapOf(3), rev, func(s *storedFields) { s.holder = `{"pid":-7}` })
+		rev := mustSaveRepo(t, repo, "k", repotest.Snap(3), 0)
+		disk.spoil(t, "k", repotest.Snap(3), rev, func(s *storedFields) { s.holder = `{"pid":-7}` })
 		before := disk.raw(t, "k")
 		m, _ := newManager(t, f.Platform, repo)
 		for _, when := range []string{"at once", "after the TTL"} {
@@ -235,25 +234,6 @@ func waitRenewal(t *testing.T, rec *recorder) lease.Event {
 		return false
 	})
 	return first
-}
-
-// TestFileRecordCorruptValues: a record file whose snapshot holds values
-// no lease record can names the JSON field.
-func TestFileRecordCorruptValues(t *testing.T) {
-	dir := t.TempDir()
-	r := openFileRepo(t, platform.OS(), dir)
-	path := filepath.Join(dir, "task_3a42.json")
-	var doc map[string]any
-	if err := json.Unmarshal([]byte(validRecord), &doc); err != nil {
-		t.Fatal(err)
-	}
-	delete(doc["lease"].(map[string]any), "holder")
-	data, _ := json.Marshal(doc)
-	if err := os.WriteFile(path, data, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	_, _, err := r.Load(t.Context(), "task:42")
-	wantCorrupt(t, err, "load", "task:42", path, "lease.holder: missing")
 }
 
 // mustSaveRepo saves s over expected, or fails the test.

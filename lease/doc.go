@@ -121,54 +121,8 @@
 // batch is one transaction.
 //
 // The fences are lock files in the directory named by the database path
-// plus ".fences" (leases.db.fences/), one per key, named as below with the
-// suffix ".fence". They are not SQLite locks, so that a fenced piece of
-// work, however long, never holds the database's write lock.
-//
-// # File repository
-//
-// [OpenFileRepository] is the fallback without SQLite: one JSON file per
-// key in a directory,
-//
-//	{
-//	  "format": 1,
-//	  "key": "task:42",
-//	  "revision": 7,
-//	  "lease": {"generation": 3, "holder": {...}, "released": false,
-//	            "renewedAt": "2026-01-01T00:00:00Z", "ttl": "1m0s"}
-//	}
-//
-// Save takes the key's lock file (.locks/<name>.lock) around
-// read-compare-write and replaces the record with the platform's
-// WriteFileAtomic (a synced temporary file renamed over it), so Load
-// needs no lock and sees a whole record, old or new. A file whose format,
-// key or fields are wrong is a corrupt record, never overwritten. The
-// fences are lock files in .fences/<name>.fence. Lock and fence files are
-// empty, and stay once created: removing a lock file that another process
-// may be opening would let two processes hold "the" lock at once. A crash
-// between writing and renaming leaves a dot-prefixed temporary file,
-// which readers ignore.
-//
-// A key's file name is its bytes with 'a'-'z', '0'-'9' and '-' kept and
-// every other byte written as '_' and two lowercase hex digits:
-// "task:42" is task_3a42.json, "A/../b" is _41_2f_2e_2e_2fb.json. The
-// name is reversible, holds only characters that every file system
-// (case-insensitive ones included) keeps apart, and is never ".", ".."
-// or hidden. An encoding longer than 200 characters continues in
-// subdirectories of 200 characters each, so a 256-byte key of any
-// characters stays within the 255-byte limit of one file name. The
-// Windows device names (CON, NUL, ...) are not escaped; leases need
-// process identities, which Windows does not support.
-//
-// # Waiting for a fence
-//
-// The SQLite and file fences are exclusive flock(2) locks taken by
-// platform.FS.TryLock: they exclude other processes and other opens in
-// this process, and the kernel drops them when the holder dies, however
-// it dies. Waiters of one repository handle queue on an in-process
-// per-key lock first (handed over by channel), and the first of them
-// polls the file: TryLock, then a wait on the platform's clock of 1 ms
-// doubling to 100 ms (with jitter), until the lock is free or the
-// context ends. The file repository's write locks are waited for the same
-// way. These locks work on local file systems only, not on NFS.
+// plus ".fences" (leases.db.fences/), one per key, named and waited for as
+// lease/file names and waits for its own, with the suffix ".fence". They
+// are not SQLite locks, so that a fenced piece of work, however long,
+// never holds the database's write lock.
 package lease

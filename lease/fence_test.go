@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/rivus/collab/lease"
+	"github.com/rivus/collab/lease/file"
 	"github.com/rivus/collab/lease/store"
 	"github.com/rivus/collab/platform"
 	"github.com/rivus/collab/platform/platformtest"
@@ -42,7 +43,7 @@ func openKind(p *platform.Platform, kind, path string) (store.Repository, func()
 		}
 		return r, r.Close, nil
 	case "file":
-		r, err := lease.OpenFileRepository(p, path)
+		r, err := file.Open(p, path)
 		return r, func() error { return nil }, err
 	}
 	return nil, nil, fmt.Errorf("unknown repository kind %q", kind)

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/rivus/collab/lease"
+	"github.com/rivus/collab/lease/internal/repotest"
 	"github.com/rivus/collab/lease/store"
 	"github.com/rivus/collab/platform/platformtest"
 )
@@ -97,7 +98,7 @@ func TestRenewalFailureLostFromStart(t *testing.T) {
 			t.Fatalf("%d failed renewals before the deadline, want retries", len(fails))
 		}
 		for _, e := range fails {
-			if !errors.Is(e.Err, errInjected) || e.Key != "k" || e.Token != h.Token() {
+			if !errors.Is(e.Err, repotest.ErrInjected) || e.Key != "k" || e.Token != h.Token() {
 				t.Fatalf("renewal failed event %+v", e)
 			}
 		}

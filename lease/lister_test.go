@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/rivus/collab/lease"
+	"github.com/rivus/collab/lease/file"
 	"github.com/rivus/collab/lease/store"
 	"github.com/rivus/collab/platform/platformtest"
 )
@@ -19,7 +20,7 @@ func TestKeysListsEveryRecordSorted(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer sqlite.Close()
-	files, err := lease.OpenFileRepository(f.Platform, filepath.Join(f.Dir, "files"))
+	files, err := file.Open(f.Platform, filepath.Join(f.Dir, "files"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/rivus/collab/lease"
+	"github.com/rivus/collab/lease/internal/repotest"
 	"github.com/rivus/collab/platform"
 	"github.com/rivus/collab/platform/platformtest"
 	"github.com/rivus/collab/platform/sqlite"
@@ -156,10 +157,10 @@ func newHeartbeatManager(owner testing.TB, b *testing.B) func(*testing.B) {
 func newHeartbeatFloor(b *testing.B) func(*testing.B) {
 	path := filepath.Join(b.TempDir(), "leases.db")
 	openSQLiteRepo(b, sqlite.OS(), path) // the schema
-	db := rawDB(b, path)
-	holder := string(benchSnapshot.Holder.Marshal())
-	renewed := benchSnapshot.RenewedAt.Format(time.RFC3339Nano)
-	ttl := int64(benchSnapshot.TTL)
+	db := repotest.RawDB(b, path)
+	holder := string(repotest.Sample.Holder.Marshal())
+	renewed := repotest.Sample.RenewedAt.Format(time.RFC3339Nano)
+	ttl := int64(repotest.Sample.TTL)
 	keys := make([]string, heartbeatLeases)
 	tx, err := db.Begin()
 	if err != nil {

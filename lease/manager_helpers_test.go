@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/rivus/collab/lease"
+	"github.com/rivus/collab/lease/internal/repotest"
 	"github.com/rivus/collab/lease/store"
 	"github.com/rivus/collab/platform"
 	"github.com/rivus/collab/platform/platformtest"
@@ -414,7 +415,7 @@ func (r *faultRepo) begin(keys []string, batch bool) error {
 		hook()
 	}
 	if fail {
-		return errInjected
+		return repotest.ErrInjected
 	}
 	return nil
 }
@@ -431,7 +432,7 @@ func (r *faultRepo) Load(ctx context.Context, key string) (store.Record, bool, e
 	fail := r.failLoad == key
 	r.mu.Unlock()
 	if fail {
-		return store.Record{}, false, &store.RepositoryError{Op: "load", Key: key, Err: errInjected}
+		return store.Record{}, false, &store.RepositoryError{Op: "load", Key: key, Err: repotest.ErrInjected}
 	}
 	return r.Repository.Load(ctx, key)
 }

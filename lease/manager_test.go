@@ -13,6 +13,7 @@ import (
 
 	"github.com/rivus/collab/fsm"
 	"github.com/rivus/collab/lease"
+	"github.com/rivus/collab/lease/internal/repotest"
 	"github.com/rivus/collab/lease/store"
 	"github.com/rivus/collab/platform/platformtest"
 )
@@ -187,7 +188,7 @@ func TestAcquireErrors(t *testing.T) {
 	repo.failNext(1)
 	_, err := m.Acquire(t.Context(), "k")
 	var re *store.RepositoryError
-	if !errors.As(err, &re) || !errors.Is(err, errInjected) {
+	if !errors.As(err, &re) || !errors.Is(err, repotest.ErrInjected) {
 		t.Fatalf("Acquire with a failing save = %v, want the *RepositoryError", err)
 	}
 	repo.failLoads("bad")
@@ -332,7 +333,7 @@ func TestManagerCloseDuringAcquire(t *testing.T) {
 	repo.failLoads("probe")
 	for {
 		_, err := m.Acquire(context.Background(), "probe")
-		if !errors.Is(err, errInjected) {
+		if !errors.Is(err, repotest.ErrInjected) {
 			if err != lease.ErrClosed {
 				t.Fatalf("Acquire while closing = %v, want ErrClosed", err)
 			}
@@ -450,12 +451,12 @@ func TestEvents(t *testing.T) {
 		if e.Kind != w.Kind || e.Key != w.Key || e.Token != w.Token || !samePrev {
 			t.Errorf("event %d = %+v, want %+v", i, e, w)
 		}
-		if wantErr := e.Kind == lease.RenewalFailed; wantErr != errors.Is(e.Err, errInjected) {
+		if wantErr := e.Kind == lease.RenewalFailed; wantErr != errors.Is(e.Err, repotest.ErrInjected) {
 			t.Errorf("event %d (%v) Err = %v", i, e.Kind, e.Err)
 		}
 	}
 
-	failure := (&store.RepositoryError{Op: "save", Key: "k", Err: errInjected}).Error()
+	failure := (&store.RepositoryError{Op: "save", Key: "k", Err: repotest.ErrInjected}).Error()
 	wantLogs := []logLine{
 		{slog.LevelDebug, "lease acquired", "key=k token=2"},
 		{slog.LevelDebug, "lease taken over", "key=k token=2 previous=" + dead.String()},
@@ -497,7 +498,7 @@ func TestCloseReleaseFailure(t *testing.T) {
 	a, b := mustAcquire(t, m, "a"), mustAcquire(t, m, "b")
 	repo.failNext(-1)
 	var re *store.RepositoryError
-	if err := a.Close(); !errors.As(err, &re) || !errors.Is(err, errInjected) {
+	if err := a.Close(); !errors.As(err, &re) || !errors.Is(err, repotest.ErrInjected) {
 		t.Fatalf("Close with a failing repository = %v, want the *RepositoryError", err)
 	}
 	wantReleased(t, a)

@@ -1,7 +1,6 @@
 package lease_test
 
 import (
-	"database/sql"
 	"errors"
 	"io/fs"
 	"os"
@@ -12,6 +11,7 @@ import (
 	"time"
 
 	"github.com/rivus/collab/lease"
+	"github.com/rivus/collab/lease/internal/repotest"
 	"github.com/rivus/collab/lease/leasetest"
 	"github.com/rivus/collab/lease/store"
 	"github.com/rivus/collab/platform"
@@ -33,24 +33,6 @@ func openSQLiteRepo(t testing.TB, p *platform.Platform, path string) *lease.SQLi
 	return r
 }
 
-// rawDB opens path without the repository, closed at the end of the test.
-func rawDB(t testing.TB, path string) *sql.DB {
-	t.Helper()
-	db, err := sqlite.Opener().Open(path, platform.SQLiteOptions{BusyTimeout: 10 * time.Second, JournalMode: "WAL", TxLock: "immediate"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = db.Close() })
-	return db
-}
-
-func execSQL(t testing.TB, db *sql.DB, query string, args ...any) {
-	t.Helper()
-	if _, err := db.Exec(query, args...); err != nil {
-		t.Fatalf("%s: %v", query, err)
-	}
-}
-
 func TestSQLiteRepository(t *testing.T) {
 	leasetest.Run(t, func(t *testing.T) store.Repository {
 		return openSQLiteRepo(t, sqlite.OS(), filepath.Join(t.TempDir(), "leases.db"))
@@ -62,7 +44,7 @@ func TestSQLiteRepository(t *testing.T) {
 func TestSQLiteTwoHandles(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "leases.db")
 	a, b := openSQLiteRepo(t, sqlite.OS(), path), openSQLiteRepo(t, sqlite.OS(), path)
-	r1, err := a.Save(t.Context(), "k", snapOf(1), 0)
+	r1, err := a.Save(t.Context(), "k", repotest.Snap(1), 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -70,14 +52,14 @@ func TestSQLiteTwoHandles(t *testing.T) {
 	if err != nil || !ok || rec.Revision != r1 || rec.Snapshot.Generation != 1 {
 		t.Fatalf("b.Load after a.Save = %+v, %v, %v", rec, ok, err)
 	}
-	r2, err := b.Save(t.Context(), "k", snapOf(2), r1)
+	r2, err := b.Save(t.Context(), "k", repotest.Snap(2), r1)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if rec, _, err := a.Load(t.Context(), "k"); err != nil || rec.Revision != r2 || rec.Snapshot.Generation != 2 {
 		t.Fatalf("a.Load after b.Save = %+v, %v", rec, err)
 	}
-	_, err = a.Save(t.Context(), "k", snapOf(3), r1)
+	_, err = a.Save(t.Context(), "k", repotest.Snap(3), r1)
 	var c *store.RevisionConflictError
 	if !errors.As(err, &c) || c.Expected != r1 || c.Actual != r2 {
 		t.Fatalf("a stale save through a = %v, want a conflict %d/%d", err, r1, r2)
@@ -99,7 +81,7 @@ func TestTwoHandlesRace(t *testing.T) {
 				t.Cleanup(func() { _ = closeRepo() })
 				handles[i] = r
 			}
-			base, err := handles[0].Save(t.Context(), "k", snapOf(1), 0)
+			base, err := handles[0].Save(t.Context(), "k", repotest.Snap(1), 0)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -110,7 +92,7 @@ func TestTwoHandlesRace(t *testing.T) {
 			for i := range 16 {
 				wg.Go(func() {
 					<-start
-					_, err := handles[i%2].Save(t.Context(), "k", snapOf(lease.Token(10+i)), base)
+					_, err := handles[i%2].Save(t.Context(), "k", repotest.Snap(lease.Token(10+i)), base)
 					mu.Lock()
 					defer mu.Unlock()
 					switch {
@@ -139,14 +121,14 @@ func TestSQLiteSchemaVersion(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := r.Save(t.Context(), "k", snapOf(1), 0); err != nil {
+		if _, err := r.Save(t.Context(), "k", repotest.Snap(1), 0); err != nil {
 			t.Fatal(err)
 		}
 		if err := r.Close(); err != nil {
 			t.Fatal(err)
 		}
-		db := rawDB(t, path)
-		execSQL(t, db, "UPDATE lease_schema SET version = 2")
+		db := repotest.RawDB(t, path)
+		repotest.Exec(t, db, "UPDATE lease_schema SET version = 2")
 		wantSchemaError(t, path, 2)
 		var version, rows int
 		if err := db.QueryRow("SELECT (SELECT version FROM lease_schema), (SELECT count(*) FROM leases)").Scan(&version, &rows); err != nil || version != 2 || rows != 1 {
@@ -155,9 +137,9 @@ func TestSQLiteSchemaVersion(t *testing.T) {
 	})
 	t.Run("newer database without leases", func(t *testing.T) {
 		path := filepath.Join(t.TempDir(), "leases.db")
-		db := rawDB(t, path)
-		execSQL(t, db, "CREATE TABLE lease_schema (id INTEGER PRIMARY KEY, version INTEGER NOT NULL)")
-		execSQL(t, db, "INSERT INTO lease_schema VALUES (1, 3)")
+		db := repotest.RawDB(t, path)
+		repotest.Exec(t, db, "CREATE TABLE lease_schema (id INTEGER PRIMARY KEY, version INTEGER NOT NULL)")
+		repotest.Exec(t, db, "INSERT INTO lease_schema VALUES (1, 3)")
 		wantSchemaError(t, path, 3)
 		var n int
 		if err := db.QueryRow("SELECT count(*) FROM sqlite_master WHERE name = 'leases'").Scan(&n); err != nil || n != 0 {
@@ -193,7 +175,7 @@ func TestSQLiteSchemaSetupIsIdempotent(t *testing.T) {
 		if err != nil || ok != (i > 0) || rec.Revision != rev {
 			t.Fatalf("open %d: Load = %+v, %v, %v", i, rec, ok, err)
 		}
-		if rev, err = r.Save(t.Context(), "k", snapOf(lease.Token(i+1)), rev); err != nil {
+		if rev, err = r.Save(t.Context(), "k", repotest.Snap(lease.Token(i+1)), rev); err != nil {
 			t.Fatal(err)
 		}
 		if err := r.Close(); err != nil {
@@ -234,9 +216,9 @@ func TestSQLiteOpenFails(t *testing.T) {
 	})
 	t.Run("fence directory", func(t *testing.T) {
 		f := platformtest.New(t)
-		f.FS.SetFault(faultOn(platformtest.OpMkdirAll, ".fences"))
+		f.FS.SetFault(repotest.FaultOn(platformtest.OpMkdirAll, ".fences"))
 		_, err := lease.OpenSQLiteRepository(f.Platform, filepath.Join(f.Dir, "leases.db"))
-		wantRepositoryError(t, err, "open", "")
+		repotest.WantRepositoryError(t, err, "open", "")
 	})
 }
 
@@ -255,23 +237,23 @@ func TestSQLiteCorruptRow(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			path := filepath.Join(t.TempDir(), "leases.db")
 			r := openSQLiteRepo(t, sqlite.OS(), path)
-			rev, err := r.Save(t.Context(), "task:42", snapOf(1), 0)
+			rev, err := r.Save(t.Context(), "task:42", repotest.Snap(1), 0)
 			if err != nil {
 				t.Fatal(err)
 			}
-			db := rawDB(t, path)
-			execSQL(t, db, "UPDATE leases SET "+tt.column+" = ? WHERE key = ?", tt.value, "task:42")
+			db := repotest.RawDB(t, path)
+			repotest.Exec(t, db, "UPDATE leases SET "+tt.column+" = ? WHERE key = ?", tt.value, "task:42")
 			_, _, err = r.Load(t.Context(), "task:42")
-			wantCorrupt(t, err, "load", "task:42", path+", table leases", tt.reason)
+			repotest.WantCorrupt(t, err, "load", "task:42", path+", table leases", tt.reason)
 			// A save over the row's revision, as a holder's renewal makes
 			// it, refuses the row as Load does and leaves it.
-			_, err = r.Save(t.Context(), "task:42", snapOf(2), rev)
-			wantCorrupt(t, err, "save", "task:42", path+", table leases", tt.reason)
+			_, err = r.Save(t.Context(), "task:42", repotest.Snap(2), rev)
+			repotest.WantCorrupt(t, err, "save", "task:42", path+", table leases", tt.reason)
 			var stored string
 			if err := db.QueryRow("SELECT " + tt.column + " FROM leases WHERE key = 'task:42'").Scan(&stored); err != nil || stored != tt.value {
 				t.Fatalf("the corrupt row now holds %q, %v", stored, err)
 			}
-			if _, err := r.Save(t.Context(), "other", snapOf(1), 0); err != nil {
+			if _, err := r.Save(t.Context(), "other", repotest.Snap(1), 0); err != nil {
 				t.Fatalf("another key beside a corrupt one: %v", err)
 			}
 		})
@@ -286,13 +268,13 @@ func TestSQLiteFaults(t *testing.T) {
 		r := openSQLiteRepo(t, f.Platform, filepath.Join(f.Dir, "leases.db"))
 		f.FS.SetFault(func(op platformtest.Op, name string) error {
 			if op == platformtest.OpTryLock || op == platformtest.OpMkdirAll {
-				return errInjected
+				return repotest.ErrInjected
 			}
 			return nil
 		})
-		wantRepositoryError(t, fence(t, r, key, 0), "fence", key)
+		repotest.WantRepositoryError(t, repotest.Fence(t, r, key), "fence", key)
 		f.FS.SetFault(nil)
-		if err := fence(t, r, key, 0); err != nil {
+		if err := repotest.Fence(t, r, key); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -303,27 +285,12 @@ func TestSQLiteFaults(t *testing.T) {
 func TestSQLiteLargeGeneration(t *testing.T) {
 	r := openSQLiteRepo(t, sqlite.OS(), filepath.Join(t.TempDir(), "leases.db"))
 	gen := ^lease.Token(0) - 5
-	if _, err := r.Save(t.Context(), "k", snapOf(gen), 0); err != nil {
+	if _, err := r.Save(t.Context(), "k", repotest.Snap(gen), 0); err != nil {
 		t.Fatal(err)
 	}
 	if rec, _, err := r.Load(t.Context(), "k"); err != nil || rec.Snapshot.Generation != gen {
 		t.Fatalf("Load = %+v, %v; want generation %d", rec, err, gen)
 	}
-}
-
-// benchSnapshot is the record the Save benchmarks write.
-var benchSnapshot = store.Snapshot{
-	Generation: 7,
-	Holder:     platform.Identity{Host: "bench", BootID: "0f4c2b7e-5a1d-4e8b-9c3f-1d2e3f4a5b6c", PID: 4242, StartTime: 123456, PIDNamespace: 4026531836},
-	RenewedAt:  time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC),
-	TTL:        time.Minute,
-}
-
-// snapOf returns benchSnapshot with generation gen: a valid record.
-func snapOf(gen lease.Token) store.Snapshot {
-	s := benchSnapshot
-	s.Generation = gen
-	return s
 }
 
 // BenchmarkSave measures a SQLite save against its floor: the same
@@ -346,7 +313,7 @@ func BenchmarkSave(b *testing.B) {
 		path := filepath.Join(b.TempDir(), "leases.db")
 		r := openSQLiteRepo(b, sqlite.OS(), path)
 		floor := newFloorTx(b, path)
-		rev, err := r.Save(b.Context(), "task:42", benchSnapshot, 0)
+		rev, err := r.Save(b.Context(), "task:42", repotest.Sample, 0)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -358,7 +325,7 @@ func BenchmarkSave(b *testing.B) {
 			floor(b)
 			floorTime += time.Since(start)
 			b.StartTimer()
-			if rev, err = r.Save(b.Context(), "task:42", benchSnapshot, rev); err != nil {
+			if rev, err = r.Save(b.Context(), "task:42", repotest.Sample, rev); err != nil {
 				b.Fatal(err)
 			}
 		}
@@ -370,11 +337,11 @@ func BenchmarkSave(b *testing.B) {
 // newFloorTx adds a row of its own to the lease database at path and
 // returns one raw compare-and-write transaction on it.
 func newFloorTx(b *testing.B, path string) func(*testing.B) {
-	db := rawDB(b, path)
-	holder := string(benchSnapshot.Holder.Marshal())
-	renewed := benchSnapshot.RenewedAt.Format(time.RFC3339Nano)
-	ttl := int64(benchSnapshot.TTL)
-	execSQL(b, db, "INSERT INTO leases (key, revision, generation, holder, released, renewed_at, ttl_ns) VALUES ('floor', 1, 7, ?, 0, ?, ?)",
+	db := repotest.RawDB(b, path)
+	holder := string(repotest.Sample.Holder.Marshal())
+	renewed := repotest.Sample.RenewedAt.Format(time.RFC3339Nano)
+	ttl := int64(repotest.Sample.TTL)
+	repotest.Exec(b, db, "INSERT INTO leases (key, revision, generation, holder, released, renewed_at, ttl_ns) VALUES ('floor', 1, 7, ?, 0, ?, ?)",
 		holder, renewed, ttl)
 	return func(b *testing.B) {
 		ctx := b.Context()
@@ -405,11 +372,11 @@ func BenchmarkSaveBatch(b *testing.B) {
 		writes := make([]store.Write, leases)
 		for i := range writes {
 			key := "task:" + strings.Repeat("x", i)
-			rev, err := r.Save(b.Context(), key, benchSnapshot, 0)
+			rev, err := r.Save(b.Context(), key, repotest.Sample, 0)
 			if err != nil {
 				b.Fatal(err)
 			}
-			writes[i] = store.Write{Key: key, Snapshot: benchSnapshot, Expected: rev}
+			writes[i] = store.Write{Key: key, Snapshot: repotest.Sample, Expected: rev}
 		}
 		return r, writes
 	}

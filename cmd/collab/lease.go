@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/rivus/collab/lease"
+	"github.com/rivus/collab/lease/file"
 	"github.com/rivus/collab/lease/store"
 	"github.com/rivus/collab/platform"
 )
@@ -97,7 +98,7 @@ func openStore(p *platform.Platform, s storeSpec) (leaseStore, error) {
 	case "postgres":
 		return openPostgresStore(s.path)
 	case "dir":
-		r, err := lease.OpenFileRepository(p, s.path)
+		r, err := file.Open(p, s.path)
 		return leaseStore{r, func() error { return nil }}, err
 	}
 	r, err := lease.OpenSQLiteRepository(p, s.path)

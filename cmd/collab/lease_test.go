@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/rivus/collab/lease"
+	"github.com/rivus/collab/lease/file"
 	"github.com/rivus/collab/lease/store"
 	"github.com/rivus/collab/platform"
 	"github.com/rivus/collab/platform/sqlite"
@@ -180,7 +181,7 @@ func TestLeaseUsage(t *testing.T) {
 // is, and the exit status is 1.
 func TestLeaseLsListsTheReadableRecordsAndReportsTheCorrupt(t *testing.T) {
 	dir := t.TempDir()
-	repo, err := lease.OpenFileRepository(platform.OS(), dir)
+	repo, err := file.Open(platform.OS(), dir)
 	if err != nil {
 		t.Fatal(err)
 	}

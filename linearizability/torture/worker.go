@@ -12,6 +12,7 @@ import (
 
 	"github.com/rivus/collab/gen"
 	"github.com/rivus/collab/lease"
+	"github.com/rivus/collab/lease/file"
 	"github.com/rivus/collab/lease/store"
 	lz "github.com/rivus/collab/linearizability"
 	"github.com/rivus/collab/platform"
@@ -79,8 +80,8 @@ func openWorker(a assignment) (*worker, error) {
 		}
 	default:
 		w.plat = platform.OS() // without SQLite: lock-file process locks
-		var repo *lease.FileRepository
-		if repo, err = lease.OpenFileRepository(w.plat, filepath.Join(a.Dir, leasesFiles)); err == nil {
+		var repo *file.Repository
+		if repo, err = file.Open(w.plat, filepath.Join(a.Dir, leasesFiles)); err == nil {
 			w.repo = repo
 			var res *fileResource
 			if res, err = openFileResource(a.Dir, a.Process); err == nil {

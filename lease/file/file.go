@@ -1,4 +1,4 @@
-package lease
+package file
 
 import (
 	"bytes"
@@ -18,11 +18,10 @@ import (
 	"github.com/rivus/collab/platform"
 )
 
-// FileRepository keeps one JSON file per key in a directory: the fallback
-// for hosts without SQLite. Its fences and write locks are lock files, so
-// they exclude other processes too. See the package documentation for the
-// layout.
-type FileRepository struct {
+// Repository keeps one JSON file per key in a directory. Its fences and
+// write locks are lock files, so they exclude other processes too. See
+// the package documentation for the layout.
+type Repository struct {
 	fs     platform.FS
 	dir    string         // the records
 	locks  *keyfile.Locks // the per-key write locks
@@ -30,8 +29,8 @@ type FileRepository struct {
 }
 
 var (
-	_ store.Repository = (*FileRepository)(nil)
-	_ store.Lister     = (*FileRepository)(nil)
+	_ store.Repository = (*Repository)(nil)
+	_ store.Lister     = (*Repository)(nil)
 )
 
 // Subdirectories of a file repository's directory. Their dots keep them
@@ -58,10 +57,14 @@ type fileRecord struct {
 	Lease    *store.Snapshot `json:"lease"`
 }
 
-// OpenFileRepository opens the repository in dir, creating the directory
-// and its lock directories if missing.
-func OpenFileRepository(p *platform.Platform, dir string) (*FileRepository, error) {
-	if p == nil || p.FS == nil {
+// Open opens the repository in dir on p, creating the directory and its
+// lock directories if missing. A nil p is platform.OS(); a p without FS
+// is a *store.RepositoryError.
+func Open(p *platform.Platform, dir string) (*Repository, error) {
+	if p == nil {
+		p = platform.OS()
+	}
+	if p.FS == nil {
 		return nil, &store.RepositoryError{Op: "open", Err: errors.New("the platform has no file system")}
 	}
 	locksDir, fencesDir := filepath.Join(dir, locksDirName), filepath.Join(dir, fencesDirName)
@@ -71,7 +74,7 @@ func OpenFileRepository(p *platform.Platform, dir string) (*FileRepository, erro
 		}
 	}
 	clock := p.GetClock()
-	return &FileRepository{
+	return &Repository{
 		fs:     p.FS,
 		dir:    dir,
 		locks:  keyfile.NewLocks(p.FS, clock, locksDir, lockSuffix, "save"),
@@ -81,7 +84,7 @@ func OpenFileRepository(p *platform.Platform, dir string) (*FileRepository, erro
 
 // Load reads key's record file. It takes no lock: files are replaced by
 // rename, so a reader sees a whole old or a whole new record.
-func (r *FileRepository) Load(ctx context.Context, key string) (store.Record, bool, error) {
+func (r *Repository) Load(ctx context.Context, key string) (store.Record, bool, error) {
 	if err := check.Call(ctx, key); err != nil {
 		return store.Record{}, false, err
 	}
@@ -91,7 +94,7 @@ func (r *FileRepository) Load(ctx context.Context, key string) (store.Record, bo
 
 // Save compares and writes under key's lock file: it reads the record,
 // compares its revision, and replaces the file atomically.
-func (r *FileRepository) Save(ctx context.Context, key string, s store.Snapshot, expected store.Revision) (store.Revision, error) {
+func (r *Repository) Save(ctx context.Context, key string, s store.Snapshot, expected store.Revision) (store.Revision, error) {
 	if err := check.Save(ctx, key, s); err != nil {
 		return 0, err
 	}
@@ -125,13 +128,13 @@ func (r *FileRepository) Save(ctx context.Context, key string, s store.Snapshot,
 }
 
 // Fence holds key's fence file until unlock.
-func (r *FileRepository) Fence(ctx context.Context, key string) (func(), error) {
+func (r *Repository) Fence(ctx context.Context, key string) (func(), error) {
 	return r.fences.Lock(ctx, key)
 }
 
 // Keys returns the key of every record file, sorted. Names that no key
 // encodes to (a person's stray file) are skipped, not fatal.
-func (r *FileRepository) Keys(ctx context.Context) ([]string, error) {
+func (r *Repository) Keys(ctx context.Context) ([]string, error) {
 	if ctx.Err() != nil {
 		return nil, context.Cause(ctx)
 	}
@@ -150,7 +153,7 @@ func (r *FileRepository) Keys(ctx context.Context) ([]string, error) {
 
 // walk calls found with the path, relative to root, of every record file
 // under root, skipping the lock directories.
-func (r *FileRepository) walk(root string, found func(rel string)) error {
+func (r *Repository) walk(root string, found func(rel string)) error {
 	var visit func(dir string) error
 	visit = func(dir string) error {
 		entries, err := r.fs.ReadDir(dir)
@@ -179,7 +182,7 @@ func (r *FileRepository) walk(root string, found func(rel string)) error {
 }
 
 // read returns the record in path; a missing file is no record.
-func (r *FileRepository) read(op, key, path string) (store.Record, bool, error) {
+func (r *Repository) read(op, key, path string) (store.Record, bool, error) {
 	data, err := r.fs.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return store.Record{}, false, nil
