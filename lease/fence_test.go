@@ -13,12 +13,12 @@ import (
 	"github.com/rivus/collab/internal/childproc"
 	"time"
 
-	"github.com/rivus/collab/lease"
 	"github.com/rivus/collab/lease/file"
+	"github.com/rivus/collab/lease/sqlite"
 	"github.com/rivus/collab/lease/store"
 	"github.com/rivus/collab/platform"
 	"github.com/rivus/collab/platform/platformtest"
-	"github.com/rivus/collab/platform/sqlite"
+	platformsqlite "github.com/rivus/collab/platform/sqlite"
 )
 
 // The environment of a re-executed test binary: childEnv names the
@@ -37,7 +37,7 @@ var repoKinds = []string{"sqlite", "file"}
 func openKind(p *platform.Platform, kind, path string) (store.Repository, func() error, error) {
 	switch kind {
 	case "sqlite":
-		r, err := lease.OpenSQLiteRepository(p, path)
+		r, err := sqlite.Open(p, path)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -52,7 +52,7 @@ func openKind(p *platform.Platform, kind, path string) (store.Repository, func()
 // runChild is the body of a child: it takes the fence, says "held", and
 // keeps it until its stdin closes or it is killed.
 func runChild(kind string) error {
-	r, closeRepo, err := openKind(sqlite.OS(), kind, os.Getenv(childPathEnv))
+	r, closeRepo, err := openKind(platformsqlite.OS(), kind, os.Getenv(childPathEnv))
 	if err != nil {
 		return err
 	}

@@ -9,17 +9,18 @@ import (
 
 	"github.com/rivus/collab/lease"
 	"github.com/rivus/collab/lease/file"
+	"github.com/rivus/collab/lease/sqlite"
 	"github.com/rivus/collab/lease/store"
 	"github.com/rivus/collab/platform/platformtest"
 )
 
 func TestKeysListsEveryRecordSorted(t *testing.T) {
 	f := platformtest.New(t)
-	sqlite, err := lease.OpenSQLiteRepository(f.Platform, filepath.Join(f.Dir, "leases.db"))
+	db, err := sqlite.Open(f.Platform, filepath.Join(f.Dir, "leases.db"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer sqlite.Close()
+	defer db.Close()
 	files, err := file.Open(f.Platform, filepath.Join(f.Dir, "files"))
 	if err != nil {
 		t.Fatal(err)
@@ -27,7 +28,7 @@ func TestKeysListsEveryRecordSorted(t *testing.T) {
 	repos := map[string]interface {
 		store.Repository
 		store.Lister
-	}{"memory": lease.NewMemoryRepository(), "sqlite": sqlite, "file": files}
+	}{"memory": lease.NewMemoryRepository(), "sqlite": db, "file": files}
 	long := "k/deep/" + string(slices.Repeat([]byte("z"), 240)) // nested directories in the file repository
 	want := []string{"..", "A", "a b/c", long, "ünï"}
 	slices.Sort(want)

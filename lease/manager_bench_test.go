@@ -12,9 +12,10 @@ import (
 
 	"github.com/rivus/collab/lease"
 	"github.com/rivus/collab/lease/internal/repotest"
+	"github.com/rivus/collab/lease/sqlite"
 	"github.com/rivus/collab/platform"
 	"github.com/rivus/collab/platform/platformtest"
-	"github.com/rivus/collab/platform/sqlite"
+	platformsqlite "github.com/rivus/collab/platform/sqlite"
 )
 
 // BenchmarkAcquireRelease measures Manager.Acquire and Close of one key
@@ -26,8 +27,8 @@ import (
 func BenchmarkAcquireRelease(b *testing.B) {
 	b.Run("sqlite-floor", func(b *testing.B) {
 		path := filepath.Join(b.TempDir(), "leases.db")
-		openSQLiteRepo(b, sqlite.OS(), path)
-		floor := newFloorTx(b, path)
+		openSQLiteRepo(b, platformsqlite.OS(), path)
+		floor := repotest.FloorTx(b, path)
 		b.ResetTimer()
 		for range b.N {
 			floor(b)
@@ -36,8 +37,8 @@ func BenchmarkAcquireRelease(b *testing.B) {
 	})
 	b.Run("sqlite", func(b *testing.B) {
 		path := filepath.Join(b.TempDir(), "leases.db")
-		repo := openSQLiteRepo(b, sqlite.OS(), path)
-		floor := newFloorTx(b, path)
+		repo := openSQLiteRepo(b, platformsqlite.OS(), path)
+		floor := repotest.FloorTx(b, path)
 		m, err := lease.NewManager(lease.Config{TTL: time.Minute, Heartbeat: 15 * time.Second, Repository: repo})
 		if err != nil {
 			b.Fatal(err)
@@ -115,7 +116,7 @@ func newHeartbeatManager(owner testing.TB, b *testing.B) func(*testing.B) {
 	clock := newBenchClock()
 	p := *f.Platform
 	p.Clock = clock
-	repo, err := lease.OpenSQLiteRepository(&p, filepath.Join(owner.TempDir(), "leases.db"))
+	repo, err := sqlite.Open(&p, filepath.Join(owner.TempDir(), "leases.db"))
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -156,7 +157,7 @@ func newHeartbeatManager(owner testing.TB, b *testing.B) func(*testing.B) {
 // and returns one raw transaction that reads and updates every row.
 func newHeartbeatFloor(b *testing.B) func(*testing.B) {
 	path := filepath.Join(b.TempDir(), "leases.db")
-	openSQLiteRepo(b, sqlite.OS(), path) // the schema
+	openSQLiteRepo(b, platformsqlite.OS(), path) // the schema
 	db := repotest.RawDB(b, path)
 	holder := string(repotest.Sample.Holder.Marshal())
 	renewed := repotest.Sample.RenewedAt.Format(time.RFC3339Nano)

@@ -20,7 +20,7 @@ import (
 	"github.com/rivus/collab/lease"
 	"github.com/rivus/collab/lease/store"
 	"github.com/rivus/collab/platform"
-	"github.com/rivus/collab/platform/sqlite"
+	platformsqlite "github.com/rivus/collab/platform/sqlite"
 )
 
 // The timing of the managers in real processes, on the real clock.
@@ -48,7 +48,7 @@ func runChildMode(mode string) error {
 // on its stdin and says "fenced <RunFenced's error>", and closes its
 // manager when its stdin closes.
 func runHolder(kind string) error {
-	p := sqlite.OS()
+	p := platformsqlite.OS()
 	repo, closeRepo, err := openKind(p, kind, os.Getenv(childPathEnv))
 	if err != nil {
 		return err
@@ -176,7 +176,7 @@ func (p *holderProc) say(t *testing.T, line string) {
 // path, on the real platform.
 func procManager(t *testing.T, kind, path string) (*lease.Manager, *recorder, store.Repository) {
 	t.Helper()
-	repo, closeRepo, err := openKind(sqlite.OS(), kind, path)
+	repo, closeRepo, err := openKind(platformsqlite.OS(), kind, path)
 	if err != nil {
 		t.Fatal(err)
 	}

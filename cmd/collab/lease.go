@@ -16,6 +16,7 @@ import (
 
 	"github.com/rivus/collab/lease"
 	"github.com/rivus/collab/lease/file"
+	"github.com/rivus/collab/lease/sqlite"
 	"github.com/rivus/collab/lease/store"
 	"github.com/rivus/collab/platform"
 )
@@ -101,7 +102,7 @@ func openStore(p *platform.Platform, s storeSpec) (leaseStore, error) {
 		r, err := file.Open(p, s.path)
 		return leaseStore{r, func() error { return nil }}, err
 	}
-	r, err := lease.OpenSQLiteRepository(p, s.path)
+	r, err := sqlite.Open(p, s.path)
 	if err != nil {
 		return leaseStore{}, err
 	}

@@ -14,11 +14,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rivus/collab/lease"
 	"github.com/rivus/collab/lease/file"
+	"github.com/rivus/collab/lease/sqlite"
 	"github.com/rivus/collab/lease/store"
 	"github.com/rivus/collab/platform"
-	"github.com/rivus/collab/platform/sqlite"
+	platformsqlite "github.com/rivus/collab/platform/sqlite"
 )
 
 // stores are the two kinds of STORE the command takes.
@@ -100,7 +100,7 @@ func TestLeaseRunStopsTheCommandOnLoss(t *testing.T) {
 		t.Fatalf("command said %q, %v", line, err)
 	}
 	// Another writer moves the record: the holder's next renewal conflicts.
-	repo, err := lease.OpenSQLiteRepository(sqlite.OS(), store)
+	repo, err := sqlite.Open(platformsqlite.OS(), store)
 	if err != nil {
 		t.Fatal(err)
 	}

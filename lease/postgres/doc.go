@@ -23,7 +23,7 @@
 // renewed_at is text rather than timestamptz, which keeps microseconds
 // only: a record reads back exactly as it was written, zone included. A
 // database of another schema version fails to open with a
-// *lease.SchemaError wrapped in a *store.RepositoryError, and is not
+// *[SchemaError] wrapped in a *store.RepositoryError, and is not
 // changed. [WithSchema] puts the tables in a PostgreSQL schema of their
 // own.
 //

@@ -53,7 +53,7 @@ func WithClock(clock platform.Clock) Option {
 // Open connects to the database at url (postgres://... or a key=value
 // connection string), and creates or checks the schema. Failures are
 // *store.RepositoryError; an unknown schema version wraps a
-// *lease.SchemaError and leaves the database untouched.
+// *SchemaError and leaves the database untouched.
 func Open(ctx context.Context, url string, opts ...Option) (*Repository, error) {
 	o := options{clock: platform.RealClock()}
 	for _, opt := range opts {

@@ -52,6 +52,14 @@ func TestSchemaSetupIsIdempotent(t *testing.T) {
 	}
 }
 
+func TestSchemaErrorMessage(t *testing.T) {
+	err := &postgres.SchemaError{Where: "database collab on db.example, table collab_leases", Version: 7, Supported: 1}
+	want := `lease: database collab on db.example, table collab_leases has schema version 7; this version of collab supports 1`
+	if got := err.Error(); got != want {
+		t.Errorf("Error() =\n%s\nwant\n%s", got, want)
+	}
+}
+
 // TestSchemaVersion: a database of an unknown schema version fails to
 // open with a *SchemaError and is left as it was.
 func TestSchemaVersion(t *testing.T) {
@@ -64,7 +72,7 @@ func TestSchemaVersion(t *testing.T) {
 	qualified := func(table string) string { return pgx.Identifier{schema, table}.Sanitize() }
 	execSQL(t, url, "UPDATE "+qualified("collab_lease_schema")+" SET version = 2")
 	_, err := postgres.Open(t.Context(), url, postgres.WithSchema(schema))
-	var se *lease.SchemaError
+	var se *postgres.SchemaError
 	var re *store.RepositoryError
 	if !errors.As(err, &se) || !errors.As(err, &re) || se.Version != 2 || se.Supported != 1 || re.Op != "open" {
 		t.Fatalf("open = %v, want a *RepositoryError wrapping a *SchemaError for version 2", err)

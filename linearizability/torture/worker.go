@@ -13,10 +13,11 @@ import (
 	"github.com/rivus/collab/gen"
 	"github.com/rivus/collab/lease"
 	"github.com/rivus/collab/lease/file"
+	"github.com/rivus/collab/lease/sqlite"
 	"github.com/rivus/collab/lease/store"
 	lz "github.com/rivus/collab/linearizability"
 	"github.com/rivus/collab/platform"
-	"github.com/rivus/collab/platform/sqlite"
+	platformsqlite "github.com/rivus/collab/platform/sqlite"
 	"github.com/rivus/collab/policy"
 )
 
@@ -63,12 +64,12 @@ func runWorker(a assignment, stop io.Reader) (err error) {
 // openWorker opens the stores, the manager and the recorder.
 func openWorker(a assignment) (*worker, error) {
 	w := &worker{a: a, rng: rand.New(rand.NewPCG(uint64(a.Seed), uint64(a.Process)))}
-	p := sqlite.OS()
+	p := platformsqlite.OS()
 	w.plat = p
 	var err error
 	switch a.Store {
 	case StoreSQLite:
-		var repo *lease.SQLiteRepository
+		var repo *sqlite.Repository
 		var res *sqliteResource
 		if repo, res, err = openSQLiteStores(p, a.Dir); err == nil {
 			w.repo, w.res = repo, res // never a typed nil in the interfaces
@@ -213,10 +214,10 @@ func (w *worker) nap() {
 // openSQLiteStores opens the run's lease database and resource. Workers
 // starting together race to set them up, and SQLite reports a switch to
 // WAL that meets another busy at once, without waiting: each is retried.
-func openSQLiteStores(p *platform.Platform, dir string) (*lease.SQLiteRepository, *sqliteResource, error) {
-	var repo *lease.SQLiteRepository
+func openSQLiteStores(p *platform.Platform, dir string) (*sqlite.Repository, *sqliteResource, error) {
+	var repo *sqlite.Repository
 	err := retrying(func(context.Context) (err error) {
-		repo, err = lease.OpenSQLiteRepository(p, filepath.Join(dir, leasesDB))
+		repo, err = sqlite.Open(p, filepath.Join(dir, leasesDB))
 		return err
 	})
 	if err != nil {

@@ -100,3 +100,33 @@ func Exec(t testing.TB, db *sql.DB, query string, args ...any) {
 		t.Fatalf("%s: %v", query, err)
 	}
 }
+
+// FloorTx adds a row of its own to the SQLite lease database at path and
+// returns one raw compare-and-write transaction on it: the floor against
+// which the benchmarks of the repository and the manager measure.
+func FloorTx(b *testing.B, path string) func(*testing.B) {
+	db := RawDB(b, path)
+	holder := string(Sample.Holder.Marshal())
+	renewed := Sample.RenewedAt.Format(time.RFC3339Nano)
+	ttl := int64(Sample.TTL)
+	Exec(b, db, "INSERT INTO leases (key, revision, generation, holder, released, renewed_at, ttl_ns) VALUES ('floor', 1, 7, ?, 0, ?, ?)",
+		holder, renewed, ttl)
+	return func(b *testing.B) {
+		ctx := b.Context()
+		tx, err := db.BeginTx(ctx, nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		var rev int64
+		if err := tx.QueryRowContext(ctx, "SELECT revision FROM leases WHERE key = ?", "floor").Scan(&rev); err != nil {
+			b.Fatal(err)
+		}
+		if _, err := tx.ExecContext(ctx, "UPDATE leases SET revision = ?, generation = ?, holder = ?, released = ?, renewed_at = ?, ttl_ns = ? WHERE key = ?",
+			rev+1, 7, holder, false, renewed, ttl, "floor"); err != nil {
+			b.Fatal(err)
+		}
+		if err := tx.Commit(); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

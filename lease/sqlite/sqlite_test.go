@@ -1,4 +1,4 @@
-package lease_test
+package sqlite_test
 
 import (
 	"errors"
@@ -6,22 +6,24 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
-	"github.com/rivus/collab/lease"
 	"github.com/rivus/collab/lease/internal/repotest"
 	"github.com/rivus/collab/lease/leasetest"
+	"github.com/rivus/collab/lease/sqlite"
 	"github.com/rivus/collab/lease/store"
 	"github.com/rivus/collab/platform"
 	"github.com/rivus/collab/platform/platformtest"
-	"github.com/rivus/collab/platform/sqlite"
+	platformsqlite "github.com/rivus/collab/platform/sqlite"
+	"go.uber.org/goleak"
 )
 
-func openSQLiteRepo(t testing.TB, p *platform.Platform, path string) *lease.SQLiteRepository {
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+func openRepo(t testing.TB, p *platform.Platform, path string) *sqlite.Repository {
 	t.Helper()
-	r, err := lease.OpenSQLiteRepository(p, path)
+	r, err := sqlite.Open(p, path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -33,17 +35,17 @@ func openSQLiteRepo(t testing.TB, p *platform.Platform, path string) *lease.SQLi
 	return r
 }
 
-func TestSQLiteRepository(t *testing.T) {
+func TestRepository(t *testing.T) {
 	leasetest.Run(t, func(t *testing.T) store.Repository {
-		return openSQLiteRepo(t, sqlite.OS(), filepath.Join(t.TempDir(), "leases.db"))
+		return openRepo(t, platformsqlite.OS(), filepath.Join(t.TempDir(), "leases.db"))
 	})
 }
 
-// TestSQLiteTwoHandles: two handles on one database see each other's
+// TestTwoHandles: two handles on one database see each other's
 // saves, and compare revisions against each other's.
-func TestSQLiteTwoHandles(t *testing.T) {
+func TestTwoHandles(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "leases.db")
-	a, b := openSQLiteRepo(t, sqlite.OS(), path), openSQLiteRepo(t, sqlite.OS(), path)
+	a, b := openRepo(t, platformsqlite.OS(), path), openRepo(t, platformsqlite.OS(), path)
 	r1, err := a.Save(t.Context(), "k", repotest.Snap(1), 0)
 	if err != nil {
 		t.Fatal(err)
@@ -66,58 +68,12 @@ func TestSQLiteTwoHandles(t *testing.T) {
 	}
 }
 
-// TestTwoHandlesRace: goroutines saving over one revision through two
-// handles (each with its own in-process queue) still have one winner.
-func TestTwoHandlesRace(t *testing.T) {
-	for _, kind := range repoKinds {
-		t.Run(kind, func(t *testing.T) {
-			path := repoPath(t.TempDir(), kind)
-			var handles [2]store.Repository
-			for i := range handles {
-				r, closeRepo, err := openKind(sqlite.OS(), kind, path)
-				if err != nil {
-					t.Fatal(err)
-				}
-				t.Cleanup(func() { _ = closeRepo() })
-				handles[i] = r
-			}
-			base, err := handles[0].Save(t.Context(), "k", repotest.Snap(1), 0)
-			if err != nil {
-				t.Fatal(err)
-			}
-			start := make(chan struct{})
-			var wg sync.WaitGroup
-			var mu sync.Mutex
-			wins := 0
-			for i := range 16 {
-				wg.Go(func() {
-					<-start
-					_, err := handles[i%2].Save(t.Context(), "k", repotest.Snap(lease.Token(10+i)), base)
-					mu.Lock()
-					defer mu.Unlock()
-					switch {
-					case err == nil:
-						wins++
-					case !errors.Is(err, store.ErrRevisionConflict):
-						t.Errorf("save: %v", err)
-					}
-				})
-			}
-			close(start)
-			wg.Wait()
-			if wins != 1 {
-				t.Fatalf("%d saves over one revision won, want 1", wins)
-			}
-		})
-	}
-}
-
-// TestSQLiteSchemaVersion: a database of an unknown schema version fails
+// TestSchemaVersion: a database of an unknown schema version fails
 // to open with a *SchemaError and is left as it was.
-func TestSQLiteSchemaVersion(t *testing.T) {
+func TestSchemaVersion(t *testing.T) {
 	t.Run("existing leases", func(t *testing.T) {
 		path := filepath.Join(t.TempDir(), "leases.db")
-		r, err := lease.OpenSQLiteRepository(sqlite.OS(), path)
+		r, err := sqlite.Open(platformsqlite.OS(), path)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -150,24 +106,45 @@ func TestSQLiteSchemaVersion(t *testing.T) {
 
 func wantSchemaError(t *testing.T, path string, version int64) {
 	t.Helper()
-	r, err := lease.OpenSQLiteRepository(sqlite.OS(), path)
+	r, err := sqlite.Open(platformsqlite.OS(), path)
 	if err == nil {
 		_ = r.Close()
 		t.Fatal("opened a database of an unknown schema version")
 	}
-	var se *lease.SchemaError
+	var se *sqlite.SchemaError
 	var re *store.RepositoryError
 	if !errors.As(err, &se) || !errors.As(err, &re) || se.Path != path || se.Version != version || se.Supported != 1 || re.Op != "open" {
 		t.Fatalf("open = %v, want a *RepositoryError wrapping a *SchemaError for version %d", err, version)
 	}
 }
 
-// TestSQLiteSchemaSetupIsIdempotent: reopening keeps the records.
-func TestSQLiteSchemaSetupIsIdempotent(t *testing.T) {
+func TestSchemaErrorMessage(t *testing.T) {
+	err := &sqlite.SchemaError{Path: "x.db", Version: 7, Supported: 1}
+	if got, want := err.Error(), `lease: sqlite database x.db has schema version 7; this version of collab supports 1`; got != want {
+		t.Errorf("Error() =\n%s\nwant\n%s", got, want)
+	}
+}
+
+// TestOpenNilPlatform: a nil platform is the operating system's, with
+// the SQLite of platform/sqlite.
+func TestOpenNilPlatform(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "leases.db")
+	r := openRepo(t, nil, path)
+	if _, err := r.Save(t.Context(), "k", repotest.Snap(1), 0); err != nil {
+		t.Fatal(err)
+	}
+	var n int
+	if err := repotest.RawDB(t, path).QueryRow("SELECT count(*) FROM leases").Scan(&n); err != nil || n != 1 {
+		t.Fatalf("the database at %s holds %d leases (%v), want 1", path, n, err)
+	}
+}
+
+// TestSchemaSetupIsIdempotent: reopening keeps the records.
+func TestSchemaSetupIsIdempotent(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "leases.db")
 	var rev store.Revision
 	for i := range 3 {
-		r, err := lease.OpenSQLiteRepository(sqlite.OS(), path)
+		r, err := sqlite.Open(platformsqlite.OS(), path)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -175,7 +152,7 @@ func TestSQLiteSchemaSetupIsIdempotent(t *testing.T) {
 		if err != nil || ok != (i > 0) || rec.Revision != rev {
 			t.Fatalf("open %d: Load = %+v, %v, %v", i, rec, ok, err)
 		}
-		if rev, err = r.Save(t.Context(), "k", repotest.Snap(lease.Token(i+1)), rev); err != nil {
+		if rev, err = r.Save(t.Context(), "k", repotest.Snap(store.Token(i+1)), rev); err != nil {
 			t.Fatal(err)
 		}
 		if err := r.Close(); err != nil {
@@ -187,14 +164,14 @@ func TestSQLiteSchemaSetupIsIdempotent(t *testing.T) {
 	}
 }
 
-func TestSQLiteOpenFails(t *testing.T) {
+func TestOpenFails(t *testing.T) {
 	t.Run("not a database", func(t *testing.T) {
 		path := filepath.Join(t.TempDir(), "leases.db")
 		garbage := []byte(strings.Repeat("not a database ", 100))
 		if err := os.WriteFile(path, garbage, 0o600); err != nil {
 			t.Fatal(err)
 		}
-		_, err := lease.OpenSQLiteRepository(sqlite.OS(), path)
+		_, err := sqlite.Open(platformsqlite.OS(), path)
 		var re *store.RepositoryError
 		if !errors.As(err, &re) || re.Op != "open" || !strings.Contains(err.Error(), path) {
 			t.Fatalf("open = %v, want a *RepositoryError naming %s", err, path)
@@ -208,7 +185,7 @@ func TestSQLiteOpenFails(t *testing.T) {
 	})
 	t.Run("no SQLite", func(t *testing.T) {
 		f := platformtest.New(t, platformtest.WithoutSQLite())
-		_, err := lease.OpenSQLiteRepository(f.Platform, filepath.Join(f.Dir, "leases.db"))
+		_, err := sqlite.Open(f.Platform, filepath.Join(f.Dir, "leases.db"))
 		var re *store.RepositoryError
 		if !errors.As(err, &re) || !errors.Is(err, errors.ErrUnsupported) {
 			t.Fatalf("open = %v, want a *RepositoryError matching errors.ErrUnsupported", err)
@@ -217,14 +194,14 @@ func TestSQLiteOpenFails(t *testing.T) {
 	t.Run("fence directory", func(t *testing.T) {
 		f := platformtest.New(t)
 		f.FS.SetFault(repotest.FaultOn(platformtest.OpMkdirAll, ".fences"))
-		_, err := lease.OpenSQLiteRepository(f.Platform, filepath.Join(f.Dir, "leases.db"))
+		_, err := sqlite.Open(f.Platform, filepath.Join(f.Dir, "leases.db"))
 		repotest.WantRepositoryError(t, err, "open", "")
 	})
 }
 
-// TestSQLiteCorruptRow: a row that a valid record cannot hold fails its
+// TestCorruptRow: a row that a valid record cannot hold fails its
 // key only, in Load and Save, naming the database, and is left as it is.
-func TestSQLiteCorruptRow(t *testing.T) {
+func TestCorruptRow(t *testing.T) {
 	tests := []struct {
 		name, column, value, reason string
 	}{
@@ -236,7 +213,7 @@ func TestSQLiteCorruptRow(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			path := filepath.Join(t.TempDir(), "leases.db")
-			r := openSQLiteRepo(t, sqlite.OS(), path)
+			r := openRepo(t, platformsqlite.OS(), path)
 			rev, err := r.Save(t.Context(), "task:42", repotest.Snap(1), 0)
 			if err != nil {
 				t.Fatal(err)
@@ -260,12 +237,12 @@ func TestSQLiteCorruptRow(t *testing.T) {
 	}
 }
 
-// TestSQLiteFaults: a failing fence file is a *RepositoryError, and the
+// TestFaults: a failing fence file is a *RepositoryError, and the
 // fence is free once the fault is gone.
-func TestSQLiteFaults(t *testing.T) {
+func TestFaults(t *testing.T) {
 	for _, key := range []string{"k", strings.Repeat("/", 100)} {
 		f := platformtest.New(t)
-		r := openSQLiteRepo(t, f.Platform, filepath.Join(f.Dir, "leases.db"))
+		r := openRepo(t, f.Platform, filepath.Join(f.Dir, "leases.db"))
 		f.FS.SetFault(func(op platformtest.Op, name string) error {
 			if op == platformtest.OpTryLock || op == platformtest.OpMkdirAll {
 				return repotest.ErrInjected
@@ -280,11 +257,11 @@ func TestSQLiteFaults(t *testing.T) {
 	}
 }
 
-// TestSQLiteLargeGeneration: a token above the int64 range reads back
+// TestLargeGeneration: a token above the int64 range reads back
 // unchanged.
-func TestSQLiteLargeGeneration(t *testing.T) {
-	r := openSQLiteRepo(t, sqlite.OS(), filepath.Join(t.TempDir(), "leases.db"))
-	gen := ^lease.Token(0) - 5
+func TestLargeGeneration(t *testing.T) {
+	r := openRepo(t, platformsqlite.OS(), filepath.Join(t.TempDir(), "leases.db"))
+	gen := ^store.Token(0) - 5
 	if _, err := r.Save(t.Context(), "k", repotest.Snap(gen), 0); err != nil {
 		t.Fatal(err)
 	}
@@ -302,8 +279,8 @@ func TestSQLiteLargeGeneration(t *testing.T) {
 func BenchmarkSave(b *testing.B) {
 	b.Run("sqlite-floor", func(b *testing.B) {
 		path := filepath.Join(b.TempDir(), "leases.db")
-		openSQLiteRepo(b, sqlite.OS(), path) // the schema
-		floor := newFloorTx(b, path)
+		openRepo(b, platformsqlite.OS(), path) // the schema
+		floor := repotest.FloorTx(b, path)
 		b.ResetTimer()
 		for range b.N {
 			floor(b)
@@ -311,8 +288,8 @@ func BenchmarkSave(b *testing.B) {
 	})
 	b.Run("sqlite", func(b *testing.B) {
 		path := filepath.Join(b.TempDir(), "leases.db")
-		r := openSQLiteRepo(b, sqlite.OS(), path)
-		floor := newFloorTx(b, path)
+		r := openRepo(b, platformsqlite.OS(), path)
+		floor := repotest.FloorTx(b, path)
 		rev, err := r.Save(b.Context(), "task:42", repotest.Sample, 0)
 		if err != nil {
 			b.Fatal(err)
@@ -334,41 +311,12 @@ func BenchmarkSave(b *testing.B) {
 	})
 }
 
-// newFloorTx adds a row of its own to the lease database at path and
-// returns one raw compare-and-write transaction on it.
-func newFloorTx(b *testing.B, path string) func(*testing.B) {
-	db := repotest.RawDB(b, path)
-	holder := string(repotest.Sample.Holder.Marshal())
-	renewed := repotest.Sample.RenewedAt.Format(time.RFC3339Nano)
-	ttl := int64(repotest.Sample.TTL)
-	repotest.Exec(b, db, "INSERT INTO leases (key, revision, generation, holder, released, renewed_at, ttl_ns) VALUES ('floor', 1, 7, ?, 0, ?, ?)",
-		holder, renewed, ttl)
-	return func(b *testing.B) {
-		ctx := b.Context()
-		tx, err := db.BeginTx(ctx, nil)
-		if err != nil {
-			b.Fatal(err)
-		}
-		var rev int64
-		if err := tx.QueryRowContext(ctx, "SELECT revision FROM leases WHERE key = ?", "floor").Scan(&rev); err != nil {
-			b.Fatal(err)
-		}
-		if _, err := tx.ExecContext(ctx, "UPDATE leases SET revision = ?, generation = ?, holder = ?, released = ?, renewed_at = ?, ttl_ns = ? WHERE key = ?",
-			rev+1, 7, holder, false, renewed, ttl, "floor"); err != nil {
-			b.Fatal(err)
-		}
-		if err := tx.Commit(); err != nil {
-			b.Fatal(err)
-		}
-	}
-}
-
 // BenchmarkSaveBatch measures renewing 16 leases in one batch against 16
 // single saves, the choice a manager makes every heartbeat.
 func BenchmarkSaveBatch(b *testing.B) {
 	const leases = 16
-	setup := func(b *testing.B) (*lease.SQLiteRepository, []store.Write) {
-		r := openSQLiteRepo(b, sqlite.OS(), filepath.Join(b.TempDir(), "leases.db"))
+	setup := func(b *testing.B) (*sqlite.Repository, []store.Write) {
+		r := openRepo(b, platformsqlite.OS(), filepath.Join(b.TempDir(), "leases.db"))
 		writes := make([]store.Write, leases)
 		for i := range writes {
 			key := "task:" + strings.Repeat("x", i)

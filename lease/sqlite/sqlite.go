@@ -1,4 +1,4 @@
-package lease
+package sqlite
 
 import (
 	"context"
@@ -13,13 +13,14 @@ import (
 	"github.com/rivus/collab/lease/internal/keyfile"
 	"github.com/rivus/collab/lease/store"
 	"github.com/rivus/collab/platform"
+	platformsqlite "github.com/rivus/collab/platform/sqlite"
 )
 
-// SQLiteRepository keeps records in a SQLite database, comparing
-// revisions inside BEGIN IMMEDIATE transactions, so that processes
-// sharing the file exclude each other's writes. Its fences are lock files
-// beside the database. See the package documentation for the schema.
-type SQLiteRepository struct {
+// Repository keeps records in a SQLite database, comparing revisions
+// inside BEGIN IMMEDIATE transactions, so that processes sharing the file
+// exclude each other's writes. Its fences are lock files beside the
+// database. See the package documentation for the schema.
+type Repository struct {
 	db     *sql.DB
 	path   string
 	writer chan struct{} // one writing transaction of this handle at a time
@@ -31,17 +32,30 @@ type SQLiteRepository struct {
 }
 
 var (
-	_ store.Repository = (*SQLiteRepository)(nil)
-	_ store.BatchSaver = (*SQLiteRepository)(nil)
-	_ store.Lister     = (*SQLiteRepository)(nil)
+	_ store.Repository = (*Repository)(nil)
+	_ store.BatchSaver = (*Repository)(nil)
+	_ store.Lister     = (*Repository)(nil)
 )
 
-// sqliteSchemaVersion is the schema this package reads and writes.
-const sqliteSchemaVersion = 1
+// SchemaError reports a SQLite lease database whose schema version this
+// package does not know, most likely written by a newer version. The
+// database is left untouched.
+type SchemaError struct {
+	Path      string
+	Version   int64 // the version found
+	Supported int64 // the version this package reads and writes
+}
 
-// sqliteBusyTimeout is how long a transaction waits for another process's
+func (e *SchemaError) Error() string {
+	return fmt.Sprintf("lease: sqlite database %s has schema version %d; this version of collab supports %d", e.Path, e.Version, e.Supported)
+}
+
+// schemaVersion is the schema this package reads and writes.
+const schemaVersion = 1
+
+// busyTimeout is how long a transaction waits for another process's
 // write lock before it fails; writes hold it for milliseconds.
-const sqliteBusyTimeout = 10 * time.Second
+const busyTimeout = 10 * time.Second
 
 // The schema. lease_schema holds the one row that names the version;
 // it is a table of its own rather than PRAGMA user_version, so that the
@@ -74,7 +88,7 @@ const (
 	updateLease = `UPDATE leases SET revision = ?1, generation = ?2, holder = ?3, released = ?4, renewed_at = ?5, ttl_ns = ?6 WHERE key = ?7`
 )
 
-// sqliteRowIsValid is the condition on the stored row under which
+// rowIsValid is the condition on the stored row under which
 // updateChecked writes over it. It must accept only rows that decodeRow
 // accepts, so that no update replaces a row that Load reports as
 // corrupt; it may refuse more (then saveTx reads and decodes the row).
@@ -82,7 +96,7 @@ const (
 // update writes (?3, which saveTx has parsed: ?9 is true), and their
 // renewed_at is in the form time.RFC3339Nano writes, with a date that
 // exists (date() moves a day that does not to another).
-var sqliteRowIsValid = `?9 AND holder = ?3 AND revision > 0` +
+var rowIsValid = `?9 AND holder = ?3 AND revision > 0` +
 	` AND typeof(generation) = 'integer' AND generation <> 0 AND typeof(ttl_ns) = 'integer' AND ttl_ns > 0` +
 	` AND typeof(released) = 'integer' AND released IN (0, 1)` +
 	` AND typeof(renewed_at) = 'text'` +
@@ -92,34 +106,39 @@ var sqliteRowIsValid = `?9 AND holder = ?3 AND revision > 0` +
 	` AND renewed_at GLOB '[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]T[0-9][0-9]:[0-5][0-9]:[0-5][0-9]*'` +
 	` AND date(substr(renewed_at, 1, 10)) = substr(renewed_at, 1, 10) AND substr(renewed_at, 12, 2) <= '23'` +
 	// The zone follows the seconds, or their fraction of 1 to 9 digits.
-	` AND (` + sqliteZone(`substr(renewed_at, 20)`) +
+	` AND (` + zone(`substr(renewed_at, 20)`) +
 	` OR substr(renewed_at, 20, 1) = '.'` +
 	` AND length(substr(renewed_at, 21)) - length(ltrim(substr(renewed_at, 21), '0123456789')) BETWEEN 1 AND 9` +
-	` AND ` + sqliteZone(`ltrim(substr(renewed_at, 21), '0123456789')`) + `)`
+	` AND ` + zone(`ltrim(substr(renewed_at, 21), '0123456789')`) + `)`
 
-// updateChecked writes over revision ?8 of key ?7, if sqliteRowIsValid
+// updateChecked writes over revision ?8 of key ?7, if rowIsValid
 // accepts the row.
 var updateChecked = `UPDATE leases SET revision = ?1, generation = ?2, holder = ?3, released = ?4, renewed_at = ?5, ttl_ns = ?6` +
-	` WHERE key = ?7 AND revision = ?8 AND ` + sqliteRowIsValid
+	` WHERE key = ?7 AND revision = ?8 AND ` + rowIsValid
 
-// sqliteZone returns the condition that the text expression z is a zone
+// zone returns the condition that the text expression z is a zone
 // of RFC 3339: Z, or an offset within ±23:59.
-func sqliteZone(z string) string {
+func zone(z string) string {
 	return `(` + z + ` = 'Z' OR ` + z + ` GLOB '[+-][01][0-9]:[0-5][0-9]' OR ` + z + ` GLOB '[+-]2[0-3]:[0-5][0-9]')`
 }
 
-// OpenSQLiteRepository opens (creating if missing) the lease database at
-// path, sets up or checks its schema, and creates the fence directory
-// beside it. An unknown schema version is a *store.RepositoryError wrapping a
+// Open opens (creating if missing) the lease database at path on p, sets
+// up or checks its schema, and creates the fence directory beside it. A
+// nil p is the operating system with modernc.org/sqlite (sqlite.OS() of
+// platform/sqlite); a p without SQLite or FS is a *store.RepositoryError.
+// An unknown schema version is a *store.RepositoryError wrapping a
 // *SchemaError, and leaves the database untouched.
-func OpenSQLiteRepository(p *platform.Platform, path string) (*SQLiteRepository, error) {
+func Open(p *platform.Platform, path string) (*Repository, error) {
+	if p == nil {
+		p = platformsqlite.OS()
+	}
 	switch {
-	case p == nil || p.SQLite == nil:
+	case p.SQLite == nil:
 		return nil, &store.RepositoryError{Op: "open", Err: fmt.Errorf("%s: the platform has no SQLite: %w", path, errors.ErrUnsupported)}
 	case p.FS == nil:
 		return nil, &store.RepositoryError{Op: "open", Err: fmt.Errorf("%s: the platform has no file system", path)}
 	}
-	db, err := p.SQLite.Open(path, platform.SQLiteOptions{BusyTimeout: sqliteBusyTimeout, JournalMode: "WAL", TxLock: "immediate"})
+	db, err := p.SQLite.Open(path, platform.SQLiteOptions{BusyTimeout: busyTimeout, JournalMode: "WAL", TxLock: "immediate"})
 	if err != nil {
 		return nil, &store.RepositoryError{Op: "open", Err: err}
 	}
@@ -130,7 +149,7 @@ func OpenSQLiteRepository(p *platform.Platform, path string) (*SQLiteRepository,
 	if err := p.FS.MkdirAll(fencesDir, keyfile.DirPerm); err != nil {
 		return nil, closeAfter(&store.RepositoryError{Op: "open", Err: err}, db)
 	}
-	r := &SQLiteRepository{
+	r := &Repository{
 		db:       db,
 		path:     path,
 		writer:   make(chan struct{}, 1),
@@ -169,8 +188,8 @@ func setupSchema(db *sql.DB, path string) error {
 	if err := tx.QueryRow(selectSchemaVersion).Scan(&version); err != nil {
 		return fail(err)
 	}
-	if version != sqliteSchemaVersion {
-		return &store.RepositoryError{Op: "open", Err: &SchemaError{Path: path, Version: version, Supported: sqliteSchemaVersion}}
+	if version != schemaVersion {
+		return &store.RepositoryError{Op: "open", Err: &SchemaError{Path: path, Version: version, Supported: schemaVersion}}
 	}
 	if _, err := tx.Exec(createLeasesTable); err != nil {
 		return fail(err)
@@ -183,10 +202,10 @@ func setupSchema(db *sql.DB, path string) error {
 
 // Close closes the database. It is idempotent. Fences taken before stay
 // held until their unlock.
-func (r *SQLiteRepository) Close() error { return r.close() }
+func (r *Repository) Close() error { return r.close() }
 
 // closeDB closes the prepared statements, then the database.
-func (r *SQLiteRepository) closeDB() error {
+func (r *Repository) closeDB() error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	var errs []error
@@ -200,7 +219,7 @@ func (r *SQLiteRepository) closeDB() error {
 // prepare returns query prepared on the database, preparing it on first
 // use. A transaction runs it through Tx.StmtContext, which reuses what its
 // connection prepared before.
-func (r *SQLiteRepository) prepare(ctx context.Context, query string) (*sql.Stmt, error) {
+func (r *Repository) prepare(ctx context.Context, query string) (*sql.Stmt, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if st, ok := r.prepared[query]; ok {
@@ -215,7 +234,7 @@ func (r *SQLiteRepository) prepare(ctx context.Context, query string) (*sql.Stmt
 }
 
 // Load reads key's row.
-func (r *SQLiteRepository) Load(ctx context.Context, key string) (store.Record, bool, error) {
+func (r *Repository) Load(ctx context.Context, key string) (store.Record, bool, error) {
 	if err := check.Call(ctx, key); err != nil {
 		return store.Record{}, false, err
 	}
@@ -236,13 +255,13 @@ func (r *SQLiteRepository) Load(ctx context.Context, key string) (store.Record, 
 
 // corrupt returns the error of op on key's row, which decodeRow refused
 // with err.
-func (r *SQLiteRepository) corrupt(op, key string, err error) error {
+func (r *Repository) corrupt(op, key string, err error) error {
 	where := fmt.Sprintf("%s, table leases", r.path)
 	return &store.RepositoryError{Op: op, Key: key, Err: &store.CorruptRecordError{Key: key, Where: where, Err: err}}
 }
 
 // Save compares and writes in one BEGIN IMMEDIATE transaction.
-func (r *SQLiteRepository) Save(ctx context.Context, key string, s store.Snapshot, expected store.Revision) (store.Revision, error) {
+func (r *Repository) Save(ctx context.Context, key string, s store.Snapshot, expected store.Revision) (store.Revision, error) {
 	if err := check.Save(ctx, key, s); err != nil {
 		return 0, err
 	}
@@ -260,7 +279,7 @@ func (r *SQLiteRepository) Save(ctx context.Context, key string, s store.Snapsho
 // SaveBatch applies writes in one BEGIN IMMEDIATE transaction. A
 // conflict, an invalid key or a corrupt row fails its write only; a
 // storage failure rolls back the batch and fails every write.
-func (r *SQLiteRepository) SaveBatch(ctx context.Context, writes []store.Write) ([]store.Revision, []error) {
+func (r *Repository) SaveBatch(ctx context.Context, writes []store.Write) ([]store.Revision, []error) {
 	revs, errs := make([]store.Revision, len(writes)), make([]error, len(writes))
 	if ctx.Err() != nil {
 		check.Fill(errs, context.Cause(ctx))
@@ -301,7 +320,7 @@ func (r *SQLiteRepository) SaveBatch(ctx context.Context, writes []store.Write) 
 // takeover from another holder, a corrupt row), saveTx reads and decodes
 // the row, and writes over it if it is valid and of the revision
 // expected.
-func (r *SQLiteRepository) saveTx(ctx context.Context, stmts *txStatements, key string, s store.Snapshot, expected store.Revision) (store.Revision, error) {
+func (r *Repository) saveTx(ctx context.Context, stmts *txStatements, key string, s store.Snapshot, expected store.Revision) (store.Revision, error) {
 	next := int64(expected) + 1
 	// A generation above the int64 range is stored as its two's
 	// complement bits, which read back as the same Token.
@@ -336,7 +355,7 @@ func (r *SQLiteRepository) saveTx(ctx context.Context, stmts *txStatements, key 
 
 // storedRevision reads and decodes key's row, and returns its revision
 // (0: no row).
-func (r *SQLiteRepository) storedRevision(ctx context.Context, stmts *txStatements, key string) (int64, error) {
+func (r *Repository) storedRevision(ctx context.Context, stmts *txStatements, key string) (int64, error) {
 	sel, err := stmts.get(ctx, selectLease)
 	if err != nil {
 		return 0, err
@@ -361,7 +380,7 @@ func (r *SQLiteRepository) storedRevision(ctx context.Context, stmts *txStatemen
 // thousands of renewals runs one statement, prepared once per database
 // connection rather than once per write or per transaction.
 type txStatements struct {
-	r     *SQLiteRepository
+	r     *Repository
 	tx    *sql.Tx
 	stmts map[string]*sql.Stmt
 }
@@ -409,7 +428,7 @@ func (t *txStatements) close() {
 // conflict or a corrupt row, see keyOnly) is returned as it is, after the
 // transaction commits (it has written nothing, and a batch keeps its
 // other writes).
-func (r *SQLiteRepository) inTx(ctx context.Context, op, key string, fn func(*sql.Tx) error) error {
+func (r *Repository) inTx(ctx context.Context, op, key string, fn func(*sql.Tx) error) error {
 	select {
 	case r.writer <- struct{}{}:
 	case <-ctx.Done():
@@ -439,7 +458,7 @@ func keyOnly(err error) bool {
 
 // fail returns the cause of ctx if it ended (database/sql reports an
 // interrupted statement as its own error), else a *store.RepositoryError.
-func (r *SQLiteRepository) fail(ctx context.Context, op, key string, err error) error {
+func (r *Repository) fail(ctx context.Context, op, key string, err error) error {
 	if ctx.Err() != nil {
 		return context.Cause(ctx)
 	}
@@ -448,12 +467,12 @@ func (r *SQLiteRepository) fail(ctx context.Context, op, key string, err error) 
 
 // Fence holds key's fence file (under the database's path plus
 // ".fences") until unlock.
-func (r *SQLiteRepository) Fence(ctx context.Context, key string) (func(), error) {
+func (r *Repository) Fence(ctx context.Context, key string) (func(), error) {
 	return r.fences.Lock(ctx, key)
 }
 
 // Keys returns every key with a row, sorted.
-func (r *SQLiteRepository) Keys(ctx context.Context) ([]string, error) {
+func (r *Repository) Keys(ctx context.Context) ([]string, error) {
 	rows, err := r.db.QueryContext(ctx, "SELECT key FROM leases ORDER BY key")
 	if err != nil {
 		return nil, r.fail(ctx, "list", "", err)
@@ -555,17 +574,4 @@ func textOf(v any) (string, bool) {
 		return string(v), true
 	}
 	return "", false
-}
-
-// SchemaError reports a SQLite lease database whose schema version this
-// package does not know, most likely written by a newer version. The
-// database is left untouched.
-type SchemaError struct {
-	Path      string
-	Version   int64 // the version found
-	Supported int64 // the version this package reads and writes
-}
-
-func (e *SchemaError) Error() string {
-	return fmt.Sprintf("lease: sqlite database %s has schema version %d; this version of collab supports %d", e.Path, e.Version, e.Supported)
 }
