@@ -1,6 +1,13 @@
 // Package lease provides leases with fencing tokens: a key has at most one
 // live holder, whose generation (the [Token]) grows on every acquisition
-// and never goes back, and the storage they are kept in.
+// and never goes back.
+//
+// The package has the shape of golang.org/x/sync: it exports the manager
+// and its errors, and links no storage driver. The port to storage is
+// package lease/store, as database/sql/driver is to database/sql; the
+// repositories are packages of their own (lease/sqlite, lease/file,
+// lease/postgres), so that a program links only the one it uses, and
+// [MemoryRepository] serves one process and tests.
 //
 // # Manager
 //
@@ -18,14 +25,17 @@
 // process table (another host, boot or pid namespace), after the TTL,
 // measured on the observer's own monotonic clock from the moment it first
 // saw the holder's current record. Otherwise Acquire returns a
-// *[HeldError] naming the holder, which matches [ErrHeld]. Every acquisition writes the next
-// generation, one above the record's, tombstones included.
+// *[HeldError] naming the holder, which matches [ErrHeld]. Every
+// acquisition writes the next generation, one above the record's,
+// tombstones included. A nil Config.Platform is platform.OS(), as a nil
+// platform is the operating system throughout collab; the manager uses
+// it for the process identity and the clock only.
 //
 // The holder renews every Heartbeat; all the leases of one manager renew
 // together when the first of them falls due (the others at most a
 // heartbeat early), in one transaction where the repository is a
-// [store.BatchSaver]. A failed renewal
-// is retried every quarter heartbeat. The holder declares the lease lost
+// [store.BatchSaver]. A failed renewal is retried every quarter
+// heartbeat. The holder declares the lease lost
 // when no renewal has succeeded within TTL of the start of its last
 // successful write, which is before any observer may take over, since
 // observers count the TTL from when they first saw that write; a revision
@@ -43,9 +53,10 @@
 // before the work starts; waiting for the fence stops when the lease is
 // lost, and the work's context is cancelled with cause ErrLost on loss.
 // The fence is released when the work returns, so a successor's fenced
-// work starts after that. A repository whose fence can be lost while held
-// ([store.FenceWatcher]: an advisory lock ends with its database session) has the
-// work cancelled with cause [ErrFenceLost] when that happens.
+// work starts after that. A repository whose fence can be lost while
+// held ([store.FenceWatcher]: an advisory lock ends with its database
+// session) has the work cancelled with cause [ErrFenceLost] when that
+// happens.
 //
 // The gap: between the holder's deadline and an observer's takeover lies
 // only the duration of the holder's last write; a holder paused past its
@@ -74,13 +85,18 @@
 // for those who write a repository, and lease/leasetest checks it. The
 // manager passes the repository's errors on: storage failures are
 // *store.RepositoryError, and a record that cannot be read fails its key
-// only, matching store.ErrCorruptRecord.
+// only, matching store.ErrCorruptRecord. The repositories of this module:
 //
-// # Memory repository
+//   - lease/sqlite: a SQLite database that the processes of one host
+//     share; the command line's default.
+//   - lease/file: one JSON file per key, for hosts without SQLite.
+//   - lease/postgres: a PostgreSQL database, for holders on several hosts.
+//   - [MemoryRepository], in this package: one process.
 //
 // [NewMemoryRepository] keeps records in a map under one mutex, and serves
 // one process. Its fence is a per-key lock whose waiters wait on a
 // channel the holder closes on unlock, or on their context; the key's map
-// entry exists only while the fence is held. It implements [store.BatchSaver]:
-// a batch is applied under the mutex at once.
+// entry exists only while the fence is held. It implements
+// store.BatchSaver, a batch being applied under the mutex at once, and
+// store.Lister.
 package lease
