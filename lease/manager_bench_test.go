@@ -27,7 +27,7 @@ import (
 func BenchmarkAcquireRelease(b *testing.B) {
 	b.Run("sqlite-floor", func(b *testing.B) {
 		path := filepath.Join(b.TempDir(), "leases.db")
-		openSQLiteRepo(b, platformsqlite.OS(), path)
+		repotest.OpenSQLite(b, platformsqlite.OS(), path)
 		floor := repotest.FloorTx(b, path)
 		b.ResetTimer()
 		for range b.N {
@@ -37,7 +37,7 @@ func BenchmarkAcquireRelease(b *testing.B) {
 	})
 	b.Run("sqlite", func(b *testing.B) {
 		path := filepath.Join(b.TempDir(), "leases.db")
-		repo := openSQLiteRepo(b, platformsqlite.OS(), path)
+		repo := repotest.OpenSQLite(b, platformsqlite.OS(), path)
 		floor := repotest.FloorTx(b, path)
 		m, err := lease.NewManager(lease.Config{TTL: time.Minute, Heartbeat: 15 * time.Second, Repository: repo})
 		if err != nil {
@@ -157,7 +157,7 @@ func newHeartbeatManager(owner testing.TB, b *testing.B) func(*testing.B) {
 // and returns one raw transaction that reads and updates every row.
 func newHeartbeatFloor(b *testing.B) func(*testing.B) {
 	path := filepath.Join(b.TempDir(), "leases.db")
-	openSQLiteRepo(b, platformsqlite.OS(), path) // the schema
+	repotest.OpenSQLite(b, platformsqlite.OS(), path) // the schema
 	db := repotest.RawDB(b, path)
 	holder := string(repotest.Sample.Holder.Marshal())
 	renewed := repotest.Sample.RenewedAt.Format(time.RFC3339Nano)

@@ -7,27 +7,9 @@ import (
 
 	"github.com/rivus/collab/lease"
 	"github.com/rivus/collab/lease/internal/repotest"
-	"github.com/rivus/collab/lease/sqlite"
 	"github.com/rivus/collab/lease/store"
-	"github.com/rivus/collab/platform"
 	platformsqlite "github.com/rivus/collab/platform/sqlite"
 )
-
-// openSQLiteRepo opens the SQLite repository at path on p, closed at the
-// end of the test.
-func openSQLiteRepo(t testing.TB, p *platform.Platform, path string) *sqlite.Repository {
-	t.Helper()
-	r, err := sqlite.Open(p, path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := r.Close(); err != nil {
-			t.Error(err)
-		}
-	})
-	return r
-}
 
 // TestTwoHandlesRace: goroutines saving over one revision through two
 // handles (each with its own in-process queue) still have one winner.

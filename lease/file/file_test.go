@@ -35,19 +35,6 @@ func TestRepository(t *testing.T) {
 	leasetest.Run(t, func(t *testing.T) store.Repository { return openRepo(t, platform.OS(), t.TempDir()) })
 }
 
-func dirNames(t *testing.T, dir string) []string {
-	t.Helper()
-	entries, err := os.ReadDir(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var names []string
-	for _, e := range entries {
-		names = append(names, e.Name())
-	}
-	return names
-}
-
 // TestLayout: the files are where the package documentation
 // says, and a save leaves no temporary file behind.
 func TestLayout(t *testing.T) {
@@ -66,10 +53,10 @@ func TestLayout(t *testing.T) {
 		t.Fatal(err)
 	}
 	unlock()
-	if got, want := dirNames(t, dir), []string{".fences", ".locks", strings.Repeat("k", 200), "task_3a42.json"}; !slices.Equal(got, want) {
+	if got, want := platformtest.DirNames(t, dir), []string{".fences", ".locks", strings.Repeat("k", 200), "task_3a42.json"}; !slices.Equal(got, want) {
 		t.Errorf("%s holds %q, want %q", dir, got, want)
 	}
-	if got, want := dirNames(t, filepath.Join(dir, strings.Repeat("k", 200))), []string{"k.json"}; !slices.Equal(got, want) {
+	if got, want := platformtest.DirNames(t, filepath.Join(dir, strings.Repeat("k", 200))), []string{"k.json"}; !slices.Equal(got, want) {
 		t.Errorf("the long key's directory holds %q, want %q", got, want)
 	}
 	for _, f := range []string{".locks/task_3a42.lock", ".fences/task_3a42.fence", ".locks/" + strings.Repeat("k", 200) + "/k.lock"} {

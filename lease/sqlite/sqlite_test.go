@@ -13,7 +13,6 @@ import (
 	"github.com/rivus/collab/lease/leasetest"
 	"github.com/rivus/collab/lease/sqlite"
 	"github.com/rivus/collab/lease/store"
-	"github.com/rivus/collab/platform"
 	"github.com/rivus/collab/platform/platformtest"
 	platformsqlite "github.com/rivus/collab/platform/sqlite"
 	"go.uber.org/goleak"
@@ -21,23 +20,9 @@ import (
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
-func openRepo(t testing.TB, p *platform.Platform, path string) *sqlite.Repository {
-	t.Helper()
-	r, err := sqlite.Open(p, path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := r.Close(); err != nil {
-			t.Error(err)
-		}
-	})
-	return r
-}
-
 func TestRepository(t *testing.T) {
 	leasetest.Run(t, func(t *testing.T) store.Repository {
-		return openRepo(t, platformsqlite.OS(), filepath.Join(t.TempDir(), "leases.db"))
+		return repotest.OpenSQLite(t, platformsqlite.OS(), filepath.Join(t.TempDir(), "leases.db"))
 	})
 }
 
@@ -45,7 +30,7 @@ func TestRepository(t *testing.T) {
 // saves, and compare revisions against each other's.
 func TestTwoHandles(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "leases.db")
-	a, b := openRepo(t, platformsqlite.OS(), path), openRepo(t, platformsqlite.OS(), path)
+	a, b := repotest.OpenSQLite(t, platformsqlite.OS(), path), repotest.OpenSQLite(t, platformsqlite.OS(), path)
 	r1, err := a.Save(t.Context(), "k", repotest.Snap(1), 0)
 	if err != nil {
 		t.Fatal(err)
@@ -129,7 +114,7 @@ func TestSchemaErrorMessage(t *testing.T) {
 // the SQLite of platform/sqlite.
 func TestOpenNilPlatform(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "leases.db")
-	r := openRepo(t, nil, path)
+	r := repotest.OpenSQLite(t, nil, path)
 	if _, err := r.Save(t.Context(), "k", repotest.Snap(1), 0); err != nil {
 		t.Fatal(err)
 	}
@@ -213,7 +198,7 @@ func TestCorruptRow(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			path := filepath.Join(t.TempDir(), "leases.db")
-			r := openRepo(t, platformsqlite.OS(), path)
+			r := repotest.OpenSQLite(t, platformsqlite.OS(), path)
 			rev, err := r.Save(t.Context(), "task:42", repotest.Snap(1), 0)
 			if err != nil {
 				t.Fatal(err)
@@ -242,7 +227,7 @@ func TestCorruptRow(t *testing.T) {
 func TestFaults(t *testing.T) {
 	for _, key := range []string{"k", strings.Repeat("/", 100)} {
 		f := platformtest.New(t)
-		r := openRepo(t, f.Platform, filepath.Join(f.Dir, "leases.db"))
+		r := repotest.OpenSQLite(t, f.Platform, filepath.Join(f.Dir, "leases.db"))
 		f.FS.SetFault(func(op platformtest.Op, name string) error {
 			if op == platformtest.OpTryLock || op == platformtest.OpMkdirAll {
 				return repotest.ErrInjected
@@ -260,7 +245,7 @@ func TestFaults(t *testing.T) {
 // TestLargeGeneration: a token above the int64 range reads back
 // unchanged.
 func TestLargeGeneration(t *testing.T) {
-	r := openRepo(t, platformsqlite.OS(), filepath.Join(t.TempDir(), "leases.db"))
+	r := repotest.OpenSQLite(t, platformsqlite.OS(), filepath.Join(t.TempDir(), "leases.db"))
 	gen := ^store.Token(0) - 5
 	if _, err := r.Save(t.Context(), "k", repotest.Snap(gen), 0); err != nil {
 		t.Fatal(err)
@@ -279,7 +264,7 @@ func TestLargeGeneration(t *testing.T) {
 func BenchmarkSave(b *testing.B) {
 	b.Run("sqlite-floor", func(b *testing.B) {
 		path := filepath.Join(b.TempDir(), "leases.db")
-		openRepo(b, platformsqlite.OS(), path) // the schema
+		repotest.OpenSQLite(b, platformsqlite.OS(), path) // the schema
 		floor := repotest.FloorTx(b, path)
 		b.ResetTimer()
 		for range b.N {
@@ -288,7 +273,7 @@ func BenchmarkSave(b *testing.B) {
 	})
 	b.Run("sqlite", func(b *testing.B) {
 		path := filepath.Join(b.TempDir(), "leases.db")
-		r := openRepo(b, platformsqlite.OS(), path)
+		r := repotest.OpenSQLite(b, platformsqlite.OS(), path)
 		floor := repotest.FloorTx(b, path)
 		rev, err := r.Save(b.Context(), "task:42", repotest.Sample, 0)
 		if err != nil {
@@ -316,7 +301,7 @@ func BenchmarkSave(b *testing.B) {
 func BenchmarkSaveBatch(b *testing.B) {
 	const leases = 16
 	setup := func(b *testing.B) (*sqlite.Repository, []store.Write) {
-		r := openRepo(b, platformsqlite.OS(), filepath.Join(b.TempDir(), "leases.db"))
+		r := repotest.OpenSQLite(b, platformsqlite.OS(), filepath.Join(b.TempDir(), "leases.db"))
 		writes := make([]store.Write, leases)
 		for i := range writes {
 			key := "task:" + strings.Repeat("x", i)

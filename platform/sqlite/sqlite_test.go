@@ -1,4 +1,4 @@
-package sqlite
+package sqlite_test
 
 import (
 	"context"
@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/rivus/collab/platform"
+	"github.com/rivus/collab/platform/platformtest"
+	"github.com/rivus/collab/platform/sqlite"
 	modernc "modernc.org/sqlite"
 	sqlite3 "modernc.org/sqlite/lib"
 )
@@ -21,7 +23,7 @@ import (
 // openDB opens path and closes the handle at the end of the test.
 func openDB(t *testing.T, path string, opts platform.SQLiteOptions) *sql.DB {
 	t.Helper()
-	db, err := Opener().Open(path, opts)
+	db, err := sqlite.Opener().Open(path, opts)
 	if err != nil {
 		t.Fatalf("Open(%q, %+v): %v", path, opts, err)
 	}
@@ -55,15 +57,7 @@ func mustExec(t *testing.T, db interface {
 // included, sorted.
 func wantDir(t *testing.T, dir string, want ...string) {
 	t.Helper()
-	entries, err := os.ReadDir(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var got []string
-	for _, e := range entries {
-		got = append(got, e.Name())
-	}
-	if !slices.Equal(got, want) {
+	if got := platformtest.DirNames(t, dir); !slices.Equal(got, want) {
 		t.Fatalf("%s holds %q, want %q", dir, got, want)
 	}
 }
@@ -100,7 +94,7 @@ func TestDataSourceOptions(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			dsn, err := DataSource(path, tt.opts)
+			dsn, err := sqlite.DataSource(path, tt.opts)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -118,7 +112,7 @@ func TestDataSourceOptions(t *testing.T) {
 }
 
 func TestDataSourceRelativePath(t *testing.T) {
-	dsn, err := DataSource("x.db", platform.SQLiteOptions{})
+	dsn, err := sqlite.DataSource("x.db", platform.SQLiteOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -128,7 +122,7 @@ func TestDataSourceRelativePath(t *testing.T) {
 	}
 	u, err := url.Parse(dsn)
 	if err != nil || u.Path != uriPath(abs) {
-		t.Fatalf("DataSource(relative) = %q (%v), want the absolute path %q", dsn, err, abs)
+		t.Fatalf("sqlite.DataSource(relative) = %q (%v), want the absolute path %q", dsn, err, abs)
 	}
 }
 
@@ -149,12 +143,12 @@ func TestDataSourceRejects(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			dir := t.TempDir()
 			path := filepath.Join(dir, "x.db")
-			dsn, err := DataSource(path, tt.opts)
+			dsn, err := sqlite.DataSource(path, tt.opts)
 			var se *platform.SQLiteError
 			if !errors.As(err, &se) || se.Path != path {
 				t.Fatalf("DataSource = %q, %v; want an *platform.SQLiteError for %s", dsn, err, path)
 			}
-			db, err := Opener().Open(path, tt.opts)
+			db, err := sqlite.Opener().Open(path, tt.opts)
 			if !errors.As(err, &se) || db != nil {
 				t.Fatalf("Open = %v, %v; want no handle and an *platform.SQLiteError", db, err)
 			}
@@ -319,7 +313,7 @@ func TestSQLiteTxLock(t *testing.T) {
 func TestSQLiteCode(t *testing.T) {
 	dir := t.TempDir()
 	name := filepath.Join(dir, "x.db")
-	holder, err := Opener().Open(name, platform.SQLiteOptions{ExclusiveLocking: true})
+	holder, err := sqlite.Opener().Open(name, platform.SQLiteOptions{ExclusiveLocking: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -327,7 +321,7 @@ func TestSQLiteCode(t *testing.T) {
 	if _, err := holder.Exec("CREATE TABLE t(x)"); err != nil {
 		t.Fatal(err)
 	}
-	other, err := Opener().Open(name, platform.SQLiteOptions{})
+	other, err := sqlite.Opener().Open(name, platform.SQLiteOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -336,7 +330,7 @@ func TestSQLiteCode(t *testing.T) {
 	if got := platform.SQLiteCode(err); got != platform.SQLiteBusy {
 		t.Errorf("SQLiteCode(%v) = %d, want SQLiteBusy", err, got)
 	}
-	missing, err := Opener().Open(filepath.Join(dir, "missing.db"), platform.SQLiteOptions{ReadOnly: true})
+	missing, err := sqlite.Opener().Open(filepath.Join(dir, "missing.db"), platform.SQLiteOptions{ReadOnly: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -353,18 +347,18 @@ func TestSQLiteCode(t *testing.T) {
 // TestOS: one platform for every call, with platform.OS()'s parts and
 // this package's SQLite.
 func TestOS(t *testing.T) {
-	p := OS()
-	if p != OS() {
-		t.Fatal("OS() returned two platforms")
+	p := sqlite.OS()
+	if p != sqlite.OS() {
+		t.Fatal("sqlite.OS() returned two platforms")
 	}
 	base := platform.OS()
 	if p.FS != base.FS || p.Process != base.Process || p.Clock != base.Clock {
-		t.Fatalf("OS() = %+v, want the parts of platform.OS() = %+v", p, base)
+		t.Fatalf("sqlite.OS() = %+v, want the parts of platform.OS() = %+v", p, base)
 	}
-	if p.SQLite != Opener() {
-		t.Fatalf("OS().SQLite = %v, want Opener()", p.SQLite)
+	if p.SQLite != sqlite.Opener() {
+		t.Fatalf("sqlite.OS().SQLite = %v, want sqlite.Opener()", p.SQLite)
 	}
 	if base.SQLite != nil {
-		t.Fatal("OS() gave platform.OS() a SQLite")
+		t.Fatal("sqlite.OS() gave platform.OS() a SQLite")
 	}
 }

@@ -1,6 +1,7 @@
 // Package repotest holds what the tests of lease and of its repositories
 // share: a valid snapshot, an injected fault, the checks of the errors
-// every repository returns, and raw access to a SQLite lease database.
+// every repository returns, and the SQLite repository with raw access to
+// its database.
 // Only tests import it.
 package repotest
 
@@ -11,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	leasesqlite "github.com/rivus/collab/lease/sqlite"
 	"github.com/rivus/collab/lease/store"
 	"github.com/rivus/collab/platform"
 	"github.com/rivus/collab/platform/platformtest"
@@ -79,6 +81,22 @@ func Fence(t *testing.T, r store.Repository, key string) error {
 		unlock()
 	}
 	return err
+}
+
+// OpenSQLite opens the SQLite repository at path on p, closed at the end
+// of the test.
+func OpenSQLite(t testing.TB, p *platform.Platform, path string) *leasesqlite.Repository {
+	t.Helper()
+	r, err := leasesqlite.Open(p, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := r.Close(); err != nil {
+			t.Error(err)
+		}
+	})
+	return r
 }
 
 // RawDB opens the SQLite lease database at path without the repository,
