@@ -21,10 +21,12 @@ type Config struct {
 	// Heartbeat is how often a holder renews. Required; Heartbeat × 2 must
 	// not exceed TTL.
 	Heartbeat time.Duration
-	// Repository stores the records. Required.
+	// Repository stores the records: a repository of lease/sqlite,
+	// lease/file or lease/postgres, a MemoryRepository, or any
+	// store.Repository. Required.
 	Repository store.Repository
-	// Platform gives the process identity and the clock; nil means
-	// platform.OS().
+	// Platform gives the process identity and the clock; nil means the
+	// operating system's, platform.OS(). The manager needs no SQLite.
 	Platform *platform.Platform
 	// Policy is the lease policy; nil means fsm.LeasePolicy. It must be
 	// of the "lease" family.

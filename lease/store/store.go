@@ -22,10 +22,33 @@ type Record struct {
 	Revision Revision
 }
 
-// Repository stores one lease record per key and compares revisions on
-// every write, so that of two writers who read the same revision exactly
-// one succeeds. Implementations are safe for concurrent use. The package
-// documentation states the whole contract, which lease/leasetest checks.
+// Repository stores one lease record per key, a Snapshot and the
+// Revision it was stored under, and is safe for concurrent use. Its
+// contract, which lease/leasetest checks:
+//
+// Revisions count the saves of a key, from 1; 0 means no record. Save
+// writes only over the revision the caller expects and otherwise fails
+// with a *RevisionConflictError, so that of two writers who read the same
+// revision exactly one succeeds: this compare-and-swap is all the lease
+// logic needs from storage. Records are never deleted: a released lease
+// stays as a tombstone, so that the next generation is still larger than
+// every earlier one.
+//
+// Every method first checks the key, then the context. An invalid key
+// (see ValidateKey) is a *KeyError. A context that has ended returns
+// context.Cause(ctx) itself, unwrapped, and changes nothing. Save checks
+// the snapshot too (Write.Validate), and never writes one that a read
+// would refuse. Storage failures are *RepositoryError. A stored record
+// that cannot be decoded, or that holds a value no lease record can
+// (Snapshot.Validate), is a *RepositoryError wrapping a
+// *CorruptRecordError that names where it is stored and the field: it
+// fails its key only, every later Load and Save of that key fails the
+// same way (a save never writes over it, whatever revision it expects),
+// and the record is left as it is for a person to inspect.
+//
+// A fence is a per-key mutex independent of the records: holding it does
+// not block Load or Save, so that a holder's heartbeat goes on while its
+// fenced work runs.
 type Repository interface {
 	// Load returns the stored record of key, or ok false when there is
 	// none.
