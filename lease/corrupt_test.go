@@ -1,7 +1,6 @@
 package lease_test
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -12,7 +11,8 @@ import (
 	"time"
 
 	"github.com/rivus/collab/lease"
-	"github.com/rivus/collab/platform"
+	"github.com/rivus/collab/lease/internal/repotest"
+	"github.com/rivus/collab/lease/store"
 	"github.com/rivus/collab/platform/platformtest"
 )
 
@@ -68,12 +68,12 @@ func (s rawStore) file(key string) string { return filepath.Join(s.path, key+".j
 
 // spoil rewrites key's stored record, keeping its revision, with the
 // fields of snap changed by the corruption.
-func (s rawStore) spoil(t *testing.T, key string, snap lease.Snapshot, rev lease.Revision, spoil func(*storedFields)) {
+func (s rawStore) spoil(t *testing.T, key string, snap store.Snapshot, rev store.Revision, spoil func(*storedFields)) {
 	t.Helper()
 	f := storedFields{holder: string(snap.Holder.Marshal()), ttl: snap.TTL, generation: int64(snap.Generation)}
 	spoil(&f)
 	if s.kind == "sqlite" {
-		execSQL(t, rawDB(t, s.path), "UPDATE leases SET holder = ?, ttl_ns = ?, generation = ? WHERE key = ? AND revision = ?",
+		repotest.Exec(t, repotest.RawDB(t, s.path), "UPDATE leases SET holder = ?, ttl_ns = ?, generation = ? WHERE key = ? AND revision = ?",
 			f.holder, int64(f.ttl), f.generation, key, int64(rev))
 		return
 	}
@@ -91,7 +91,7 @@ func (s rawStore) raw(t *testing.T, key string) string {
 		var rev, gen, ttl int64
 		var holder, renewed string
 		var released bool
-		err := rawDB(t, s.path).QueryRow("SELECT revision, generation, holder, released, renewed_at, ttl_ns FROM leases WHERE key = ?", key).
+		err := repotest.RawDB(t, s.path).QueryRow("SELECT revision, generation, holder, released, renewed_at, ttl_ns FROM leases WHERE key = ?", key).
 			Scan(&rev, &gen, &holder, &released, &renewed, &ttl)
 		if err != nil {
 			t.Fatal(err)
@@ -107,7 +107,7 @@ func (s rawStore) raw(t *testing.T, key string) string {
 
 // forRawKinds runs test on a fresh SQLite and file repository, on f's
 // platform, with access to their stored records.
-func forRawKinds(t *testing.T, test func(t *testing.T, f *platformtest.Fake, repo lease.Repository, store rawStore)) {
+func forRawKinds(t *testing.T, test func(t *testing.T, f *platformtest.Fake, repo store.Repository, disk rawStore)) {
 	for _, kind := range repoKinds {
 		t.Run(kind, func(t *testing.T) {
 			f := platformtest.New(t)
@@ -124,41 +124,41 @@ func forRawKinds(t *testing.T, test func(t *testing.T, f *platformtest.Fake, rep
 func TestCorruptValuesFailTheirKey(t *testing.T) {
 	for _, c := range corruptions {
 		t.Run(c.name, func(t *testing.T) {
-			forRawKinds(t, func(t *testing.T, f *platformtest.Fake, repo lease.Repository, store rawStore) {
+			forRawKinds(t, func(t *testing.T, f *platformtest.Fake, repo store.Repository, disk rawStore) {
 				ctx := t.Context()
-				rev := mustSaveRepo(t, repo, "bad", snapOf(3), 0)
-				otherRev := mustSaveRepo(t, repo, "other", snapOf(1), 0)
-				store.spoil(t, "bad", snapOf(3), rev, c.spoil)
-				before := store.raw(t, "bad")
+				rev := mustSaveRepo(t, repo, "bad", repotest.Snap(3), 0)
+				otherRev := mustSaveRepo(t, repo, "other", repotest.Snap(1), 0)
+				disk.spoil(t, "bad", repotest.Snap(3), rev, c.spoil)
+				before := disk.raw(t, "bad")
 
 				_, _, err := repo.Load(ctx, "bad")
-				wantCorrupt(t, err, "load", "bad", store.where("bad"), c.reason)
+				repotest.WantCorrupt(t, err, "load", "bad", disk.where("bad"), c.reason)
 				// A save over the stored revision, as a renewal or a
 				// takeover makes it, and a create.
-				_, err = repo.Save(ctx, "bad", snapOf(4), rev)
-				wantCorrupt(t, err, "save", "bad", store.where("bad"), c.reason)
-				_, err = repo.Save(ctx, "bad", snapOf(4), 0)
-				wantCorrupt(t, err, "save", "bad", store.where("bad"), c.reason)
-				if b, ok := repo.(lease.BatchSaver); ok {
-					revs, errs := b.SaveBatch(ctx, []lease.Write{
-						{Key: "bad", Snapshot: snapOf(4), Expected: rev},
-						{Key: "other", Snapshot: snapOf(2), Expected: otherRev},
+				_, err = repo.Save(ctx, "bad", repotest.Snap(4), rev)
+				repotest.WantCorrupt(t, err, "save", "bad", disk.where("bad"), c.reason)
+				_, err = repo.Save(ctx, "bad", repotest.Snap(4), 0)
+				repotest.WantCorrupt(t, err, "save", "bad", disk.where("bad"), c.reason)
+				if b, ok := repo.(store.BatchSaver); ok {
+					revs, errs := b.SaveBatch(ctx, []store.Write{
+						{Key: "bad", Snapshot: repotest.Snap(4), Expected: rev},
+						{Key: "other", Snapshot: repotest.Snap(2), Expected: otherRev},
 					})
-					wantCorrupt(t, errs[0], "save", "bad", store.where("bad"), c.reason)
+					repotest.WantCorrupt(t, errs[0], "save", "bad", disk.where("bad"), c.reason)
 					if errs[1] != nil {
 						t.Fatalf("the other write of a batch with a corrupt record: %v", errs[1])
 					}
 					otherRev = revs[1]
 				}
-				if after := store.raw(t, "bad"); after != before {
+				if after := disk.raw(t, "bad"); after != before {
 					t.Fatalf("the corrupt record was changed:\n%s\nwas\n%s", after, before)
 				}
 
 				if rec, ok, err := repo.Load(ctx, "other"); err != nil || !ok || rec.Revision != otherRev {
 					t.Fatalf("Load of another key = %+v, %v, %v; want revision %d", rec, ok, err, otherRev)
 				}
-				mustSaveRepo(t, repo, "other", snapOf(5), otherRev)
-				keys, err := repo.(lease.Lister).Keys(ctx)
+				mustSaveRepo(t, repo, "other", repotest.Snap(5), otherRev)
+				keys, err := repo.(store.Lister).Keys(ctx)
 				if err != nil || !slices.Equal(keys, []string{"bad", "other"}) {
 					t.Fatalf("Keys = %q, %v; want both keys", keys, err)
 				}
@@ -171,22 +171,22 @@ func TestCorruptValuesFailTheirKey(t *testing.T) {
 // holder as the live holder nor takes the key over after the TTL: both
 // attempts fail with the corrupt record error, and the record stays.
 func TestAcquireRefusesCorruptHolder(t *testing.T) {
-	forRawKinds(t, func(t *testing.T, f *platformtest.Fake, repo lease.Repository, store rawStore) {
-		rev := mustSaveRepo(t, repo, "k", snapOf(3), 0)
-		store.spoil(t, "k", snapOf(3), rev, func(s *storedFields) { s.holder = `{"pid":-7}` })
-		before := store.raw(t, "k")
+	forRawKinds(t, func(t *testing.T, f *platformtest.Fake, repo store.Repository, disk rawStore) {
+		rev := mustSaveRepo(t, repo, "k", repotest.Snap(3), 0)
+		disk.spoil(t, "k", repotest.Snap(3), rev, func(s *storedFields) { s.holder = `{"pid":-7}` })
+		before := disk.raw(t, "k")
 		m, _ := newManager(t, f.Platform, repo)
 		for _, when := range []string{"at once", "after the TTL"} {
 			h, err := m.Acquire(t.Context(), "k")
 			if h != nil {
 				_ = h.Close()
 			}
-			if !errors.Is(err, lease.ErrCorruptRecord) || !strings.Contains(err.Error(), `"bootId": missing`) {
+			if !errors.Is(err, store.ErrCorruptRecord) || !strings.Contains(err.Error(), `"bootId": missing`) {
 				t.Fatalf("Acquire %s = %v, want the corrupt record error", when, err)
 			}
 			advance(f.Clock, 2*ttl)
 		}
-		if after := store.raw(t, "k"); after != before {
+		if after := disk.raw(t, "k"); after != before {
 			t.Fatalf("the corrupt record was changed:\n%s\nwas\n%s", after, before)
 		}
 	})
@@ -197,14 +197,14 @@ func TestAcquireRefusesCorruptHolder(t *testing.T) {
 // corrupt record error rather than writing over it, and is lost at its
 // deadline; the record stays as it was.
 func TestRenewalRefusesCorruptRecord(t *testing.T) {
-	forRawKinds(t, func(t *testing.T, f *platformtest.Fake, repo lease.Repository, store rawStore) {
+	forRawKinds(t, func(t *testing.T, f *platformtest.Fake, repo store.Repository, disk rawStore) {
 		m, rec := newManager(t, f.Platform, repo)
 		h := mustAcquire(t, m, "k")
 		loaded := mustLoad(t, repo, "k")
-		store.spoil(t, "k", loaded.Snapshot, loaded.Revision, func(s *storedFields) { s.holder = `{"host":"h","bootId":"b","pid":-7,"startTime":9}` })
-		before := store.raw(t, "k")
+		disk.spoil(t, "k", loaded.Snapshot, loaded.Revision, func(s *storedFields) { s.holder = `{"host":"h","bootId":"b","pid":-7,"startTime":9}` })
+		before := disk.raw(t, "k")
 		step(t, f.Clock, 2, hb)
-		if e := waitRenewal(t, rec); e.Kind != lease.RenewalFailed || !errors.Is(e.Err, lease.ErrCorruptRecord) ||
+		if e := waitRenewal(t, rec); e.Kind != lease.RenewalFailed || !errors.Is(e.Err, store.ErrCorruptRecord) ||
 			!strings.Contains(e.Err.Error(), `"pid": -7 is not a process id`) {
 			t.Fatalf("renewal over the spoilt record: %+v, want a failure with the corrupt record error", e)
 		}
@@ -214,7 +214,7 @@ func TestRenewalRefusesCorruptRecord(t *testing.T) {
 		if renewed, _ := rec.of(lease.Renewed); len(renewed) != 0 {
 			t.Fatalf("renewed over the spoilt record: %v", renewed)
 		}
-		if after := store.raw(t, "k"); after != before {
+		if after := disk.raw(t, "k"); after != before {
 			t.Fatalf("the corrupt record was changed:\n%s\nwas\n%s", after, before)
 		}
 	})
@@ -236,27 +236,8 @@ func waitRenewal(t *testing.T, rec *recorder) lease.Event {
 	return first
 }
 
-// TestFileRecordCorruptValues: a record file whose snapshot holds values
-// no lease record can names the JSON field.
-func TestFileRecordCorruptValues(t *testing.T) {
-	dir := t.TempDir()
-	r := openFileRepo(t, platform.OS(), dir)
-	path := filepath.Join(dir, "task_3a42.json")
-	var doc map[string]any
-	if err := json.Unmarshal([]byte(validRecord), &doc); err != nil {
-		t.Fatal(err)
-	}
-	delete(doc["lease"].(map[string]any), "holder")
-	data, _ := json.Marshal(doc)
-	if err := os.WriteFile(path, data, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	_, _, err := r.Load(t.Context(), "task:42")
-	wantCorrupt(t, err, "load", "task:42", path, "lease.holder: missing")
-}
-
 // mustSaveRepo saves s over expected, or fails the test.
-func mustSaveRepo(t *testing.T, r lease.Repository, key string, s lease.Snapshot, expected lease.Revision) lease.Revision {
+func mustSaveRepo(t *testing.T, r store.Repository, key string, s store.Snapshot, expected store.Revision) store.Revision {
 	t.Helper()
 	rev, err := r.Save(t.Context(), key, s, expected)
 	if err != nil {

@@ -1,6 +1,13 @@
 // Package lease provides leases with fencing tokens: a key has at most one
 // live holder, whose generation (the [Token]) grows on every acquisition
-// and never goes back, and the storage they are kept in.
+// and never goes back.
+//
+// The package has the shape of golang.org/x/sync: it exports the manager
+// and its errors, and links no storage driver. The port to storage is
+// package lease/store, as database/sql/driver is to database/sql; the
+// repositories are packages of their own (lease/sqlite, lease/file,
+// lease/postgres), so that a program links only the one it uses, and
+// [MemoryRepository] serves one process and tests.
 //
 // # Manager
 //
@@ -18,14 +25,17 @@
 // process table (another host, boot or pid namespace), after the TTL,
 // measured on the observer's own monotonic clock from the moment it first
 // saw the holder's current record. Otherwise Acquire returns a
-// *[HeldError] naming the holder. Every acquisition writes the next
-// generation, one above the record's, tombstones included.
+// *[HeldError] naming the holder, which matches [ErrHeld]. Every
+// acquisition writes the next generation, one above the record's,
+// tombstones included. A nil Config.Platform is platform.OS(), as a nil
+// platform is the operating system throughout collab; the manager uses
+// it for the process identity and the clock only.
 //
 // The holder renews every Heartbeat; all the leases of one manager renew
 // together when the first of them falls due (the others at most a
 // heartbeat early), in one transaction where the repository is a
-// [BatchSaver]. A failed renewal
-// is retried every quarter heartbeat. The holder declares the lease lost
+// [store.BatchSaver]. A failed renewal is retried every quarter
+// heartbeat. The holder declares the lease lost
 // when no renewal has succeeded within TTL of the start of its last
 // successful write, which is before any observer may take over, since
 // observers count the TTL from when they first saw that write; a revision
@@ -36,15 +46,17 @@
 // Close re-reads the record and writes a tombstone keeping this generation
 // only if the record still holds it, so it never erases a successor; the
 // next acquisition gets a larger generation. After Close, Lost() is closed
-// and Err() returns [ErrReleased].
+// and Err() returns [ErrReleased]. Once Manager.Close has begun, Acquire
+// returns [ErrClosed].
 //
 // RunFenced holds the repository's per-key fence and re-reads the record
 // before the work starts; waiting for the fence stops when the lease is
 // lost, and the work's context is cancelled with cause ErrLost on loss.
 // The fence is released when the work returns, so a successor's fenced
-// work starts after that. A repository whose fence can be lost while held
-// ([FenceWatcher]: an advisory lock ends with its database session) has the
-// work cancelled with cause [ErrFenceLost] when that happens.
+// work starts after that. A repository whose fence can be lost while
+// held ([store.FenceWatcher]: an advisory lock ends with its database
+// session) has the work cancelled with cause [ErrFenceLost] when that
+// happens.
 //
 // The gap: between the holder's deadline and an observer's takeover lies
 // only the duration of the holder's last write; a holder paused past its
@@ -66,127 +78,25 @@
 //
 // # Repositories
 //
-// A [Repository] stores one [Record] per key: a [Snapshot] and the
-// [Revision] it was stored under. Save writes only over the revision the
-// caller expects and otherwise fails with a *[RevisionConflictError]; this
-// compare-and-swap is all the lease logic needs from storage. Records are
-// never deleted: a released lease stays as a tombstone, so that the next
-// generation is still larger than every earlier one. Three repositories
-// come with the package, and the package leasetest checks any other
-// against the same contract (leasetest.Run).
+// The manager keeps its records in a [store.Repository]: one record per
+// key, written only over the revision the writer read, and never
+// deleted (a released lease stays as a tombstone, so that the next
+// generation is still larger). Package store states the whole contract,
+// for those who write a repository, and lease/leasetest checks it. The
+// manager passes the repository's errors on: storage failures are
+// *store.RepositoryError, and a record that cannot be read fails its key
+// only, matching store.ErrCorruptRecord. The repositories of this module:
 //
-// Errors: an invalid key is a *[KeyError] ([ValidateKey]: empty, more than
-// [MaxKeyLen] bytes, a NUL byte, or invalid UTF-8; '/', ".." and any other
-// character are fine). A context that has ended returns
-// context.Cause(ctx) itself, unwrapped, and changes nothing. Storage
-// failures are *[RepositoryError]. A stored record that cannot be decoded,
-// or that holds a value no lease record can ([Snapshot.Validate]: a holder
-// that is not a valid process identity, a TTL that is not positive,
-// generation 0), is a *RepositoryError wrapping a *[CorruptRecordError]
-// that names the file (or database and table) and the field: it fails
-// its key only, every later Load and Save of that key fails the same way
-// (a save never writes over it, whatever revision it expects), and the
-// record is left as it is for a person to inspect. The typed errors also match sentinels with
-// errors.Is ([ErrRevisionConflict], [ErrCorruptRecord], [ErrInvalidKey]).
-//
-// Revisions count the saves of a key, from 1. A fence (Repository.Fence)
-// is a per-key mutex independent of the records: holding it does not
-// block Load or Save, so a holder's heartbeat goes on while fenced work
-// runs.
-//
-// # Memory repository
+//   - lease/sqlite: a SQLite database that the processes of one host
+//     share; the command line's default.
+//   - lease/file: one JSON file per key, for hosts without SQLite.
+//   - lease/postgres: a PostgreSQL database, for holders on several hosts.
+//   - [MemoryRepository], in this package: one process.
 //
 // [NewMemoryRepository] keeps records in a map under one mutex, and serves
 // one process. Its fence is a per-key lock whose waiters wait on a
 // channel the holder closes on unlock, or on their context; the key's map
-// entry exists only while the fence is held. It implements [BatchSaver]:
-// a batch is applied under the mutex at once.
-//
-// # SQLite repository
-//
-// [OpenSQLiteRepository] opens the database through the platform's SQLite
-// with journal_mode=WAL (readers never wait for the writer),
-// busy_timeout=10s, and _txlock=immediate, so every write transaction is
-// BEGIN IMMEDIATE: it takes the database's write lock before it compares
-// the revision, and two processes cannot both pass the compare. A write
-// over a revision is one UPDATE whose condition compares the revision and
-// checks the stored row (a renewal's: its own holder, valid values); when
-// it writes nothing, the transaction reads and decodes the row, so that a
-// conflict, a corrupt row and a valid row of another holder are told
-// apart, and only the last is written over.
-// Writers of one handle queue in the process before they begin, so that
-// SQLite's sleeping busy handler only arbitrates between processes. The
-// schema, set up idempotently in one transaction on open:
-//
-//	CREATE TABLE IF NOT EXISTS lease_schema (
-//		id      INTEGER PRIMARY KEY CHECK (id = 1),
-//		version INTEGER NOT NULL                     -- 1
-//	) STRICT;
-//	CREATE TABLE IF NOT EXISTS leases (
-//		key        TEXT    PRIMARY KEY NOT NULL,
-//		revision   INTEGER NOT NULL CHECK (revision > 0),
-//		generation INTEGER NOT NULL,                 -- the Token's bits
-//		holder     TEXT    NOT NULL,                 -- platform.Identity JSON
-//		released   INTEGER NOT NULL CHECK (released IN (0, 1)),
-//		renewed_at TEXT    NOT NULL,                 -- RFC 3339, nanoseconds
-//		ttl_ns     INTEGER NOT NULL
-//	) STRICT, WITHOUT ROWID;
-//
-// The version lives in its own table rather than PRAGMA user_version, so
-// the tables can share a database with an application's. A database of
-// another version fails to open with a *[SchemaError] (wrapped in a
-// *RepositoryError) and is not changed. It implements [BatchSaver]: a
-// batch is one transaction.
-//
-// The fences are lock files in the directory named by the database path
-// plus ".fences" (leases.db.fences/), one per key, named as below with the
-// suffix ".fence". They are not SQLite locks, so that a fenced piece of
-// work, however long, never holds the database's write lock.
-//
-// # File repository
-//
-// [OpenFileRepository] is the fallback without SQLite: one JSON file per
-// key in a directory,
-//
-//	{
-//	  "format": 1,
-//	  "key": "task:42",
-//	  "revision": 7,
-//	  "lease": {"generation": 3, "holder": {...}, "released": false,
-//	            "renewedAt": "2026-01-01T00:00:00Z", "ttl": "1m0s"}
-//	}
-//
-// Save takes the key's lock file (.locks/<name>.lock) around
-// read-compare-write and replaces the record with the platform's
-// WriteFileAtomic (a synced temporary file renamed over it), so Load
-// needs no lock and sees a whole record, old or new. A file whose format,
-// key or fields are wrong is a corrupt record, never overwritten. The
-// fences are lock files in .fences/<name>.fence. Lock and fence files are
-// empty, and stay once created: removing a lock file that another process
-// may be opening would let two processes hold "the" lock at once. A crash
-// between writing and renaming leaves a dot-prefixed temporary file,
-// which readers ignore.
-//
-// A key's file name is its bytes with 'a'-'z', '0'-'9' and '-' kept and
-// every other byte written as '_' and two lowercase hex digits:
-// "task:42" is task_3a42.json, "A/../b" is _41_2f_2e_2e_2fb.json. The
-// name is reversible, holds only characters that every file system
-// (case-insensitive ones included) keeps apart, and is never ".", ".."
-// or hidden. An encoding longer than 200 characters continues in
-// subdirectories of 200 characters each, so a 256-byte key of any
-// characters stays within the 255-byte limit of one file name. The
-// Windows device names (CON, NUL, ...) are not escaped; leases need
-// process identities, which Windows does not support.
-//
-// # Waiting for a fence
-//
-// The SQLite and file fences are exclusive flock(2) locks taken by
-// platform.FS.TryLock: they exclude other processes and other opens in
-// this process, and the kernel drops them when the holder dies, however
-// it dies. Waiters of one repository handle queue on an in-process
-// per-key lock first (handed over by channel), and the first of them
-// polls the file: TryLock, then a wait on the platform's clock of 1 ms
-// doubling to 100 ms (with jitter), until the lock is free or the
-// context ends. The file repository's write locks are waited for the same
-// way. These locks work on local file systems only, not on NFS.
+// entry exists only while the fence is held. It implements
+// store.BatchSaver, a batch being applied under the mutex at once, and
+// store.Lister.
 package lease

@@ -3,117 +3,55 @@ package lease
 import (
 	"errors"
 	"fmt"
-	"strconv"
+
+	"github.com/rivus/collab/lease/internal/quote"
+	"github.com/rivus/collab/platform"
 )
 
-// Sentinels that the typed errors of this package match with errors.Is,
-// for callers who need the kind of failure and not its details.
 var (
-	// ErrRevisionConflict is matched by every *RevisionConflictError.
-	ErrRevisionConflict = errors.New("lease: revision conflict")
-	// ErrCorruptRecord is matched by every *CorruptRecordError.
-	ErrCorruptRecord = errors.New("lease: corrupt record")
-	// ErrInvalidKey is matched by every *KeyError.
-	ErrInvalidKey = errors.New("lease: invalid key")
+	// ErrHeld is matched by every *HeldError, for callers who need to
+	// know that the key is held and not by whom.
+	ErrHeld = errors.New("lease: held")
+	// ErrLost is the error of a lease its holder declared lost: it did
+	// not renew within TTL of the start of its last successful write, or
+	// another writer moved its record. Fenced work in flight is cancelled
+	// with it as the cause.
+	ErrLost = errors.New("lease: lost")
+	// ErrReleased is the error of a lease after Close released it.
+	ErrReleased = errors.New("lease: released")
+	// ErrClosed is the error of Acquire on a Manager that Close has
+	// begun to close.
+	ErrClosed = errors.New("lease: manager closed")
+	// ErrFenceLost is the cause with which fenced work is cancelled when
+	// the repository loses the fence under it (see store.FenceWatcher).
+	ErrFenceLost = errors.New("lease: fence lost")
 )
 
-// RevisionConflictError reports a save whose expected revision was not
-// the stored one: another writer moved the record first. Nothing was
-// written.
-type RevisionConflictError struct {
-	Key      string
-	Expected Revision // the revision the writer expected (0: no record)
-	Actual   Revision // the stored revision (0: no record)
+// HeldError reports that another live holder holds the key. It matches
+// ErrHeld.
+type HeldError struct {
+	Key string
+	// Holder is the holder's identity, or nil when unknown.
+	Holder *platform.Identity
 }
 
-func (e *RevisionConflictError) Error() string {
-	return fmt.Sprintf("lease: revision conflict on key %s: expected revision %d, found %d", quoteKey(e.Key), e.Expected, e.Actual)
-}
-
-// Is makes errors.Is(err, ErrRevisionConflict) true.
-func (e *RevisionConflictError) Is(target error) bool { return target == ErrRevisionConflict }
-
-// RepositoryError reports a storage failure: I/O, SQLite, or a record
-// that cannot be read (then Err is a *CorruptRecordError).
-type RepositoryError struct {
-	Op  string // "open", "load", "save", "fence", ...
-	Key string // "" for failures of the whole repository
-	Err error
-}
-
-func (e *RepositoryError) Error() string {
-	if e.Key == "" {
-		return fmt.Sprintf("lease: repository %s: %v", e.Op, e.Err)
+func (e *HeldError) Error() string {
+	if e.Holder == nil {
+		return fmt.Sprintf("lease: %s is held", quote.Key(e.Key))
 	}
-	return fmt.Sprintf("lease: repository %s of key %s: %v", e.Op, quoteKey(e.Key), e.Err)
+	return fmt.Sprintf("lease: %s is held by %s", quote.Key(e.Key), e.Holder)
 }
 
-func (e *RepositoryError) Unwrap() error { return e.Err }
+// Is makes errors.Is(err, ErrHeld) true.
+func (e *HeldError) Is(target error) bool { return target == ErrHeld }
 
-// CorruptRecordError reports a stored record that cannot be decoded, or
-// that holds a value no lease record can (see Snapshot.Validate; Err then
-// wraps a *SnapshotFieldError). The record is left as it is for a person
-// to inspect; only its key fails, in Load and in Save alike.
-type CorruptRecordError struct {
-	Key   string
-	Where string // the file, or the database and table, holding the record
-	Err   error  // what is wrong with it
-}
-
-func (e *CorruptRecordError) Error() string {
-	return fmt.Sprintf("corrupt lease record for key %s in %s: %v", quoteKey(e.Key), e.Where, e.Err)
-}
-
-func (e *CorruptRecordError) Unwrap() error { return e.Err }
-
-// Is makes errors.Is(err, ErrCorruptRecord) true.
-func (e *CorruptRecordError) Is(target error) bool { return target == ErrCorruptRecord }
-
-// SnapshotFieldError reports a field of a snapshot that no lease record
-// can hold. A repository that reads one wraps it in a
-// *CorruptRecordError.
-type SnapshotFieldError struct {
-	Field string // "generation", "holder", "ttl" or "renewedAt"
-	Err   error  // what is wrong with it
-}
-
-func (e *SnapshotFieldError) Error() string { return e.Field + ": " + e.Err.Error() }
-
-func (e *SnapshotFieldError) Unwrap() error { return e.Err }
-
-// KeyError reports a key that cannot name a lease (see ValidateKey).
-type KeyError struct {
-	Key    string
+// ConfigError reports an invalid Config field; NewManager returns it
+// before any I/O.
+type ConfigError struct {
+	Field  string
 	Reason string
 }
 
-func (e *KeyError) Error() string {
-	return fmt.Sprintf("lease: invalid key %s: %s", quoteKey(e.Key), e.Reason)
-}
-
-// Is makes errors.Is(err, ErrInvalidKey) true.
-func (e *KeyError) Is(target error) bool { return target == ErrInvalidKey }
-
-// SchemaError reports a SQLite lease database whose schema version this
-// package does not know, most likely written by a newer version. The
-// database is left untouched.
-type SchemaError struct {
-	Path      string
-	Version   int64 // the version found
-	Supported int64 // the version this package reads and writes
-}
-
-func (e *SchemaError) Error() string {
-	return fmt.Sprintf("lease: sqlite database %s has schema version %d; this version of collab supports %d", e.Path, e.Version, e.Supported)
-}
-
-// maxQuotedKey bounds how much of a key an error message repeats.
-const maxQuotedKey = 80
-
-// quoteKey quotes key for a message, shortening a long or invalid one.
-func quoteKey(key string) string {
-	if len(key) <= maxQuotedKey {
-		return strconv.Quote(key)
-	}
-	return strconv.Quote(key[:maxQuotedKey]) + fmt.Sprintf("... (%d bytes)", len(key))
+func (e *ConfigError) Error() string {
+	return fmt.Sprintf("lease: invalid config: %s %s", e.Field, e.Reason)
 }

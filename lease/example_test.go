@@ -30,8 +30,7 @@ func Example() {
 	fmt.Println("token:", l.Token())
 
 	_, err = leases.Acquire(ctx, "task:42")
-	var held *lease.HeldError
-	fmt.Println("held by a live holder:", errors.As(err, &held))
+	fmt.Println("held by a live holder:", errors.Is(err, lease.ErrHeld))
 
 	err = l.RunFenced(ctx, func(ctx context.Context, token lease.Token) error {
 		fmt.Println("saving the result with token", token)

@@ -13,9 +13,12 @@ import (
 	"github.com/rivus/collab/internal/childproc"
 	"time"
 
-	"github.com/rivus/collab/lease"
+	"github.com/rivus/collab/lease/file"
+	"github.com/rivus/collab/lease/sqlite"
+	"github.com/rivus/collab/lease/store"
 	"github.com/rivus/collab/platform"
 	"github.com/rivus/collab/platform/platformtest"
+	platformsqlite "github.com/rivus/collab/platform/sqlite"
 )
 
 // The environment of a re-executed test binary: childEnv names the
@@ -31,16 +34,16 @@ const (
 var repoKinds = []string{"sqlite", "file"}
 
 // openKind opens a repository of kind at path on p.
-func openKind(p *platform.Platform, kind, path string) (lease.Repository, func() error, error) {
+func openKind(p *platform.Platform, kind, path string) (store.Repository, func() error, error) {
 	switch kind {
 	case "sqlite":
-		r, err := lease.OpenSQLiteRepository(p, path)
+		r, err := sqlite.Open(p, path)
 		if err != nil {
 			return nil, nil, err
 		}
 		return r, r.Close, nil
 	case "file":
-		r, err := lease.OpenFileRepository(p, path)
+		r, err := file.Open(p, path)
 		return r, func() error { return nil }, err
 	}
 	return nil, nil, fmt.Errorf("unknown repository kind %q", kind)
@@ -49,7 +52,7 @@ func openKind(p *platform.Platform, kind, path string) (lease.Repository, func()
 // runChild is the body of a child: it takes the fence, says "held", and
 // keeps it until its stdin closes or it is killed.
 func runChild(kind string) error {
-	r, closeRepo, err := openKind(platform.OS(), kind, os.Getenv(childPathEnv))
+	r, closeRepo, err := openKind(platformsqlite.OS(), kind, os.Getenv(childPathEnv))
 	if err != nil {
 		return err
 	}
@@ -98,7 +101,7 @@ func repoPath(dir, kind string) string {
 
 // openFake opens a repository of kind in f's directory, on f's platform
 // with its fake clock.
-func openFake(t *testing.T, f *platformtest.Fake, kind string) lease.Repository {
+func openFake(t *testing.T, f *platformtest.Fake, kind string) store.Repository {
 	t.Helper()
 	r, closeRepo, err := openKind(f.Platform, kind, repoPath(f.Dir, kind))
 	if err != nil {
@@ -119,7 +122,7 @@ type fenceResult struct {
 }
 
 // fenceAsync calls Fence in a goroutine and delivers its result.
-func fenceAsync(ctx context.Context, r lease.Repository, key string) <-chan fenceResult {
+func fenceAsync(ctx context.Context, r store.Repository, key string) <-chan fenceResult {
 	done := make(chan fenceResult, 1)
 	go func() {
 		u, err := r.Fence(ctx, key)

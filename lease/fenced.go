@@ -4,13 +4,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
+
+	"github.com/rivus/collab/lease/store"
 )
 
 // RunFenced runs fn while holding the repository's per-key fence, after
 // re-reading the record under it: fn starts only if the record still holds
 // this lease's generation. fn's ctx is cancelled with cause ErrLost when
 // the lease is lost (ErrReleased when it is closed, ErrFenceLost when a
-// FenceWatcher repository loses the fence under it); waiting for the fence
+// store.FenceWatcher repository loses the fence under it); waiting for the fence
 // stops then too. The fence is released when fn returns, so a successor's
 // fenced work starts after that.
 //
@@ -75,8 +77,8 @@ func (h *Lease) RunFenced(ctx context.Context, fn func(ctx context.Context, toke
 
 // fence takes key's fence, watching for its loss where the repository
 // can tell.
-func fence(ctx context.Context, repo Repository, key string) (unlock func(), lost <-chan struct{}, err error) {
-	if w, ok := repo.(FenceWatcher); ok {
+func fence(ctx context.Context, repo store.Repository, key string) (unlock func(), lost <-chan struct{}, err error) {
+	if w, ok := repo.(store.FenceWatcher); ok {
 		return w.FenceWatch(ctx, key)
 	}
 	unlock, err = repo.Fence(ctx, key)

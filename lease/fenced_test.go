@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/rivus/collab/lease"
+	"github.com/rivus/collab/lease/store"
 	"github.com/rivus/collab/platform/platformtest"
 )
 
@@ -43,7 +44,7 @@ func refuse(t *testing.T) func(context.Context, lease.Token) error {
 // TestRunFencedToken: the work runs with the lease's token and its error
 // comes back unchanged.
 func TestRunFencedToken(t *testing.T) {
-	forKinds(t, func(t *testing.T, f *platformtest.Fake, repo lease.Repository) {
+	forKinds(t, func(t *testing.T, f *platformtest.Fake, repo store.Repository) {
 		m, _ := newManager(t, f.Platform, repo)
 		mustAcquire(t, m, "k").Close()
 		h := mustAcquire(t, m, "k")
@@ -62,7 +63,7 @@ func TestRunFencedToken(t *testing.T) {
 // TestRunFencedHoldsFence: the work runs holding the key's fence, and the
 // fence is free again once the work returns.
 func TestRunFencedHoldsFence(t *testing.T) {
-	forKinds(t, func(t *testing.T, f *platformtest.Fake, repo lease.Repository) {
+	forKinds(t, func(t *testing.T, f *platformtest.Fake, repo store.Repository) {
 		m, _ := newManager(t, f.Platform, repo)
 		h := mustAcquire(t, m, "k")
 		started, finish := make(chan struct{}), make(chan struct{})
@@ -99,7 +100,7 @@ func TestRunFencedHoldsFence(t *testing.T) {
 // work starts only once the old holder's work (which has not noticed the
 // takeover) has returned, and the old holder's next RunFenced is refused.
 func TestRunFencedSuccessorWaits(t *testing.T) {
-	forKinds(t, func(t *testing.T, f *platformtest.Fake, inner lease.Repository) {
+	forKinds(t, func(t *testing.T, f *platformtest.Fake, inner store.Repository) {
 		repo := newFaultRepo(inner, f.Clock)
 		id := f.Processes.Start()
 		holder, _ := newManager(t, frozen(f, id), repo)
@@ -155,18 +156,18 @@ func TestRunFencedSuccessorWaits(t *testing.T) {
 func TestRunFencedRereadRefuses(t *testing.T) {
 	tests := []struct {
 		name string
-		snap func(lease.Snapshot) lease.Snapshot
+		snap func(store.Snapshot) store.Snapshot
 	}{
-		{"successor", func(s lease.Snapshot) lease.Snapshot {
+		{"successor", func(s store.Snapshot) store.Snapshot {
 			s.Generation++
 			s.Holder = stranger
 			return s
 		}},
-		{"tombstone", func(s lease.Snapshot) lease.Snapshot { s.Released = true; return s }},
+		{"tombstone", func(s store.Snapshot) store.Snapshot { s.Released = true; return s }},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			forKinds(t, func(t *testing.T, f *platformtest.Fake, repo lease.Repository) {
+			forKinds(t, func(t *testing.T, f *platformtest.Fake, repo store.Repository) {
 				m, rec := newManager(t, f.Platform, repo)
 				h := mustAcquire(t, m, "k")
 				writeBehind(t, repo, "k", tt.snap(mustLoad(t, repo, "k").Snapshot))
@@ -186,7 +187,7 @@ func TestRunFencedRereadRefuses(t *testing.T) {
 // someone else holds returns ErrLost as soon as the lease is lost,
 // without running the work.
 func TestRunFencedWaitStopsOnLoss(t *testing.T) {
-	forKinds(t, func(t *testing.T, f *platformtest.Fake, inner lease.Repository) {
+	forKinds(t, func(t *testing.T, f *platformtest.Fake, inner store.Repository) {
 		repo := newFaultRepo(inner, f.Clock)
 		m, _ := newManager(t, f.Platform, repo)
 		h := mustAcquire(t, m, "k")
@@ -197,7 +198,7 @@ func TestRunFencedWaitStopsOnLoss(t *testing.T) {
 		defer unlock()
 		done := runFencedAsync(t.Context(), h, refuse(t))
 		receive(t, repo.fence, "RunFenced to wait for the fence")
-		writeBehind(t, inner, "k", lease.Snapshot{Generation: h.Token() + 1, Holder: stranger, TTL: ttl})
+		writeBehind(t, inner, "k", store.Snapshot{Generation: h.Token() + 1, Holder: stranger, TTL: ttl})
 		step(t, f.Clock, 2, hb)
 		if err := receive(t, done, "RunFenced after the loss"); !errors.Is(err, lease.ErrLost) {
 			t.Fatalf("RunFenced = %v, want ErrLost", err)
@@ -209,7 +210,7 @@ func TestRunFencedWaitStopsOnLoss(t *testing.T) {
 // TestRunFencedCancelledOnLoss: the work's context is cancelled with
 // cause ErrLost when the lease is lost, and RunFenced's error says so.
 func TestRunFencedCancelledOnLoss(t *testing.T) {
-	forKinds(t, func(t *testing.T, f *platformtest.Fake, repo lease.Repository) {
+	forKinds(t, func(t *testing.T, f *platformtest.Fake, repo store.Repository) {
 		m, _ := newManager(t, f.Platform, repo)
 		h := mustAcquire(t, m, "k")
 		started, cause := make(chan struct{}), make(chan error, 1)
@@ -220,7 +221,7 @@ func TestRunFencedCancelledOnLoss(t *testing.T) {
 			return ctx.Err()
 		})
 		receive(t, started, "the fenced work")
-		writeBehind(t, repo, "k", lease.Snapshot{Generation: h.Token() + 1, Holder: stranger, TTL: ttl})
+		writeBehind(t, repo, "k", store.Snapshot{Generation: h.Token() + 1, Holder: stranger, TTL: ttl})
 		step(t, f.Clock, 2, hb)
 		if c := receive(t, cause, "the work's context to end"); c != lease.ErrLost {
 			t.Fatalf("work cancelled with %v, want ErrLost", c)
@@ -242,7 +243,7 @@ func TestRunFencedCancelledOnLoss(t *testing.T) {
 // TestRunFencedCancelledOnClose: Close cancels running fenced work with
 // cause ErrReleased, and a later RunFenced is refused with ErrReleased.
 func TestRunFencedCancelledOnClose(t *testing.T) {
-	forKinds(t, func(t *testing.T, f *platformtest.Fake, repo lease.Repository) {
+	forKinds(t, func(t *testing.T, f *platformtest.Fake, repo store.Repository) {
 		m, _ := newManager(t, f.Platform, repo)
 		h := mustAcquire(t, m, "k")
 		started, cause := make(chan struct{}), make(chan error, 1)
@@ -298,7 +299,7 @@ func TestRunFencedCallerContext(t *testing.T) {
 // generation and lets go: fenced works never overlap, none starts after
 // the successor's write, and every refused one reports ErrLost.
 func TestRunFencedExclusiveUntilSuccessor(t *testing.T) {
-	forKinds(t, func(t *testing.T, f *platformtest.Fake, repo lease.Repository) {
+	forKinds(t, func(t *testing.T, f *platformtest.Fake, repo store.Repository) {
 		m, _ := newManager(t, f.Platform, repo)
 		h := mustAcquire(t, m, "k")
 		const workers, runs = 4, 25
@@ -343,7 +344,7 @@ func TestRunFencedExclusiveUntilSuccessor(t *testing.T) {
 				t.Error(err)
 				return
 			}
-			s := lease.Snapshot{Generation: rec.Snapshot.Generation + 1, Holder: stranger, TTL: ttl}
+			s := store.Snapshot{Generation: rec.Snapshot.Generation + 1, Holder: stranger, TTL: ttl}
 			if _, err := repo.Save(t.Context(), "k", s, rec.Revision); err != nil {
 				t.Error(err)
 				return

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"time"
 
+	"github.com/rivus/collab/lease/store"
 	"github.com/rivus/collab/platform"
 )
 
@@ -55,7 +56,7 @@ func (m *Manager) nextRenewal() (time.Duration, bool) {
 // renewal is one lease's part of a batch.
 type renewal struct {
 	h     *Lease
-	write Write
+	write store.Write
 	start time.Duration
 }
 
@@ -74,14 +75,13 @@ func (m *Manager) renewDue() {
 	defer m.mu.Unlock()
 	for i, r := range batch {
 		r.h.inflight = false
-		var conflict *RevisionConflictError
 		switch err := errs[i]; {
 		case err == nil:
 			r.h.rev, r.h.writeStart = revs[i], r.start
 			if out := m.fireLocked(r.h, trSaved, 0); out.Has(outArmDeadline) {
 				m.emitLocked(Event{Kind: Renewed, Key: r.h.key, Token: r.h.token})
 			}
-		case errors.As(err, &conflict):
+		case errors.Is(err, store.ErrRevisionConflict):
 			m.fireLocked(r.h, trConflict, 0)
 		default:
 			if out := m.fireLocked(r.h, trRepoFailed, 0); out.Has(outScheduleRetry) {
@@ -112,23 +112,23 @@ func (m *Manager) collectDue() ([]renewal, time.Duration) {
 			continue
 		}
 		h.inflight = true
-		batch = append(batch, renewal{h, Write{Key: h.key, Snapshot: h.snapshot(h.token, false), Expected: h.rev}, now})
+		batch = append(batch, renewal{h, store.Write{Key: h.key, Snapshot: h.snapshot(h.token, false), Expected: h.rev}, now})
 		deadline = min(deadline, h.writeStart+m.cfg.TTL)
 	}
 	return batch, deadline
 }
 
 // save writes the batch: in one transaction where the repository is a
-// BatchSaver, else one save at a time.
-func (m *Manager) save(ctx context.Context, batch []renewal) ([]Revision, []error) {
-	writes := make([]Write, len(batch))
+// store.BatchSaver, else one save at a time.
+func (m *Manager) save(ctx context.Context, batch []renewal) ([]store.Revision, []error) {
+	writes := make([]store.Write, len(batch))
 	for i, r := range batch {
 		writes[i] = r.write
 	}
-	if bs, ok := m.cfg.Repository.(BatchSaver); ok && len(writes) > 1 {
+	if bs, ok := m.cfg.Repository.(store.BatchSaver); ok && len(writes) > 1 {
 		return bs.SaveBatch(ctx, writes)
 	}
-	revs, errs := make([]Revision, len(writes)), make([]error, len(writes))
+	revs, errs := make([]store.Revision, len(writes)), make([]error, len(writes))
 	for i, w := range writes {
 		revs[i], errs[i] = m.cfg.Repository.Save(ctx, w.Key, w.Snapshot, w.Expected)
 	}

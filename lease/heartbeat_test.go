@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/rivus/collab/lease"
+	"github.com/rivus/collab/lease/internal/repotest"
+	"github.com/rivus/collab/lease/store"
 	"github.com/rivus/collab/platform/platformtest"
 )
 
@@ -14,7 +16,7 @@ import (
 // heartbeat, at the heartbeat and not a nanosecond before, each renewal a
 // new revision of the same generation.
 func TestHeartbeatEveryHeartbeat(t *testing.T) {
-	forKinds(t, func(t *testing.T, f *platformtest.Fake, inner lease.Repository) {
+	forKinds(t, func(t *testing.T, f *platformtest.Fake, inner store.Repository) {
 		repo := newFaultRepo(inner, f.Clock)
 		m, rec := newManager(t, f.Platform, repo)
 		h := mustAcquire(t, m, "k")
@@ -76,7 +78,7 @@ func TestCloseStopsHeartbeat(t *testing.T) {
 // lease is declared lost exactly TTL after the start of its last
 // successful renewal (not its end, and not a nanosecond early).
 func TestRenewalFailureLostFromStart(t *testing.T) {
-	forKinds(t, func(t *testing.T, f *platformtest.Fake, inner lease.Repository) {
+	forKinds(t, func(t *testing.T, f *platformtest.Fake, inner store.Repository) {
 		repo := newFaultRepo(inner, f.Clock)
 		m, rec := newManager(t, f.Platform, repo)
 		h := mustAcquire(t, m, "k")
@@ -96,7 +98,7 @@ func TestRenewalFailureLostFromStart(t *testing.T) {
 			t.Fatalf("%d failed renewals before the deadline, want retries", len(fails))
 		}
 		for _, e := range fails {
-			if !errors.Is(e.Err, errInjected) || e.Key != "k" || e.Token != h.Token() {
+			if !errors.Is(e.Err, repotest.ErrInjected) || e.Key != "k" || e.Token != h.Token() {
 				t.Fatalf("renewal failed event %+v", e)
 			}
 		}
@@ -114,7 +116,7 @@ func TestRenewalFailureLostFromStart(t *testing.T) {
 // clock; steps of the wall clock either way move the deadline neither
 // earlier nor later.
 func TestDeadlineIgnoresTheWallClock(t *testing.T) {
-	forKinds(t, func(t *testing.T, f *platformtest.Fake, inner lease.Repository) {
+	forKinds(t, func(t *testing.T, f *platformtest.Fake, inner store.Repository) {
 		repo := newFaultRepo(inner, f.Clock)
 		m, rec := newManager(t, f.Platform, repo)
 		start := f.Clock.Monotonic()
@@ -170,19 +172,19 @@ func TestRenewalRecovers(t *testing.T) {
 func TestConflictIsLossAtOnce(t *testing.T) {
 	tests := []struct {
 		name string
-		snap func(self lease.Snapshot) lease.Snapshot
+		snap func(self store.Snapshot) store.Snapshot
 	}{
-		{"successor", func(s lease.Snapshot) lease.Snapshot {
+		{"successor", func(s store.Snapshot) store.Snapshot {
 			s.Generation++
 			s.Holder = stranger
 			return s
 		}},
-		{"same generation rewritten", func(s lease.Snapshot) lease.Snapshot { return s }},
-		{"tombstone", func(s lease.Snapshot) lease.Snapshot { s.Released = true; return s }},
+		{"same generation rewritten", func(s store.Snapshot) store.Snapshot { return s }},
+		{"tombstone", func(s store.Snapshot) store.Snapshot { s.Released = true; return s }},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			forKinds(t, func(t *testing.T, f *platformtest.Fake, repo lease.Repository) {
+			forKinds(t, func(t *testing.T, f *platformtest.Fake, repo store.Repository) {
 				m, rec := newManager(t, f.Platform, repo)
 				h := mustAcquire(t, m, "k")
 				t0 := f.Clock.Monotonic()

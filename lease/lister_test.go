@@ -8,24 +8,27 @@ import (
 	"time"
 
 	"github.com/rivus/collab/lease"
+	"github.com/rivus/collab/lease/file"
+	"github.com/rivus/collab/lease/sqlite"
+	"github.com/rivus/collab/lease/store"
 	"github.com/rivus/collab/platform/platformtest"
 )
 
 func TestKeysListsEveryRecordSorted(t *testing.T) {
 	f := platformtest.New(t)
-	sqlite, err := lease.OpenSQLiteRepository(f.Platform, filepath.Join(f.Dir, "leases.db"))
+	db, err := sqlite.Open(f.Platform, filepath.Join(f.Dir, "leases.db"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer sqlite.Close()
-	files, err := lease.OpenFileRepository(f.Platform, filepath.Join(f.Dir, "files"))
+	defer db.Close()
+	files, err := file.Open(f.Platform, filepath.Join(f.Dir, "files"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	repos := map[string]interface {
-		lease.Repository
-		lease.Lister
-	}{"memory": lease.NewMemoryRepository(), "sqlite": sqlite, "file": files}
+		store.Repository
+		store.Lister
+	}{"memory": lease.NewMemoryRepository(), "sqlite": db, "file": files}
 	long := "k/deep/" + string(slices.Repeat([]byte("z"), 240)) // nested directories in the file repository
 	want := []string{"..", "A", "a b/c", long, "ünï"}
 	slices.Sort(want)
@@ -37,7 +40,7 @@ func TestKeysListsEveryRecordSorted(t *testing.T) {
 				t.Fatalf("empty repository: Keys = %q, %v", keys, err)
 			}
 			for _, k := range want {
-				s := lease.Snapshot{Generation: 1, Holder: self, TTL: time.Minute}
+				s := store.Snapshot{Generation: 1, Holder: self, TTL: time.Minute}
 				if _, err := repo.Save(ctx, k, s, 0); err != nil {
 					t.Fatalf("Save(%q): %v", k, err)
 				}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/rivus/collab/fsm"
+	"github.com/rivus/collab/lease/store"
 	"github.com/rivus/collab/platform"
 	"github.com/rivus/collab/policy"
 )
@@ -20,10 +21,12 @@ type Config struct {
 	// Heartbeat is how often a holder renews. Required; Heartbeat × 2 must
 	// not exceed TTL.
 	Heartbeat time.Duration
-	// Repository stores the records. Required.
-	Repository Repository
-	// Platform gives the process identity and the clock; nil means
-	// platform.OS().
+	// Repository stores the records: a repository of lease/sqlite,
+	// lease/file or lease/postgres, a MemoryRepository, or any
+	// store.Repository. Required.
+	Repository store.Repository
+	// Platform gives the process identity and the clock; nil means the
+	// operating system's, platform.OS(). The manager needs no SQLite.
 	Platform *platform.Platform
 	// Policy is the lease policy; nil means fsm.LeasePolicy. It must be
 	// of the "lease" family.
@@ -56,7 +59,7 @@ func (c Config) Validate() error {
 
 // Manager acquires leases and renews the ones it holds together: one
 // repository transaction per heartbeat tick where the repository is a
-// BatchSaver.
+// store.BatchSaver.
 type Manager struct {
 	cfg   Config
 	pol   policy.Policy
@@ -84,7 +87,7 @@ type Manager struct {
 // sighting is when this manager first saw a key's record revision, on
 // its own monotonic clock: the start of the TTL it grants a silent holder.
 type sighting struct {
-	rev Revision
+	rev store.Revision
 	at  time.Duration
 }
 
@@ -112,8 +115,9 @@ func NewManager(cfg Config) (*Manager, error) {
 	return m, nil
 }
 
-// Close releases every lease the manager holds and stops its heartbeat.
-// It returns the first release error. It is idempotent.
+// Close releases every lease the manager holds and stops its heartbeat;
+// Acquire returns ErrClosed from the moment it begins. It returns the
+// first release error. It is idempotent.
 func (m *Manager) Close() error {
 	var err error
 	m.closeOnce.Do(func() {
@@ -195,7 +199,7 @@ func (m *Manager) scheduleLocked(h *Lease, d time.Duration) {
 
 // ttlElapsedLocked tells whether TTL has passed, on this manager's clock,
 // since it first saw rec's revision of key; it records the sighting.
-func (m *Manager) ttlElapsedLocked(key string, rec Record) bool {
+func (m *Manager) ttlElapsedLocked(key string, rec store.Record) bool {
 	now := m.now()
 	s, ok := m.seen[key]
 	if !ok || s.rev != rec.Revision {

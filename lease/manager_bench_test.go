@@ -11,8 +11,11 @@ import (
 	"time"
 
 	"github.com/rivus/collab/lease"
+	"github.com/rivus/collab/lease/internal/repotest"
+	"github.com/rivus/collab/lease/sqlite"
 	"github.com/rivus/collab/platform"
 	"github.com/rivus/collab/platform/platformtest"
+	platformsqlite "github.com/rivus/collab/platform/sqlite"
 )
 
 // BenchmarkAcquireRelease measures Manager.Acquire and Close of one key
@@ -24,8 +27,8 @@ import (
 func BenchmarkAcquireRelease(b *testing.B) {
 	b.Run("sqlite-floor", func(b *testing.B) {
 		path := filepath.Join(b.TempDir(), "leases.db")
-		openSQLiteRepo(b, platform.OS(), path)
-		floor := newFloorTx(b, path)
+		repotest.OpenSQLite(b, platformsqlite.OS(), path)
+		floor := repotest.FloorTx(b, path)
 		b.ResetTimer()
 		for range b.N {
 			floor(b)
@@ -34,8 +37,8 @@ func BenchmarkAcquireRelease(b *testing.B) {
 	})
 	b.Run("sqlite", func(b *testing.B) {
 		path := filepath.Join(b.TempDir(), "leases.db")
-		repo := openSQLiteRepo(b, platform.OS(), path)
-		floor := newFloorTx(b, path)
+		repo := repotest.OpenSQLite(b, platformsqlite.OS(), path)
+		floor := repotest.FloorTx(b, path)
 		m, err := lease.NewManager(lease.Config{TTL: time.Minute, Heartbeat: 15 * time.Second, Repository: repo})
 		if err != nil {
 			b.Fatal(err)
@@ -113,7 +116,7 @@ func newHeartbeatManager(owner testing.TB, b *testing.B) func(*testing.B) {
 	clock := newBenchClock()
 	p := *f.Platform
 	p.Clock = clock
-	repo, err := lease.OpenSQLiteRepository(&p, filepath.Join(owner.TempDir(), "leases.db"))
+	repo, err := sqlite.Open(&p, filepath.Join(owner.TempDir(), "leases.db"))
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -154,11 +157,11 @@ func newHeartbeatManager(owner testing.TB, b *testing.B) func(*testing.B) {
 // and returns one raw transaction that reads and updates every row.
 func newHeartbeatFloor(b *testing.B) func(*testing.B) {
 	path := filepath.Join(b.TempDir(), "leases.db")
-	openSQLiteRepo(b, platform.OS(), path) // the schema
-	db := rawDB(b, path)
-	holder := string(benchSnapshot.Holder.Marshal())
-	renewed := benchSnapshot.RenewedAt.Format(time.RFC3339Nano)
-	ttl := int64(benchSnapshot.TTL)
+	repotest.OpenSQLite(b, platformsqlite.OS(), path) // the schema
+	db := repotest.RawDB(b, path)
+	holder := string(repotest.Sample.Holder.Marshal())
+	renewed := repotest.Sample.RenewedAt.Format(time.RFC3339Nano)
+	ttl := int64(repotest.Sample.TTL)
 	keys := make([]string, heartbeatLeases)
 	tx, err := db.Begin()
 	if err != nil {

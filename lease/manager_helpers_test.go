@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/rivus/collab/lease"
+	"github.com/rivus/collab/lease/internal/repotest"
+	"github.com/rivus/collab/lease/store"
 	"github.com/rivus/collab/platform"
 	"github.com/rivus/collab/platform/platformtest"
 )
@@ -28,7 +30,7 @@ const waitLimit = 30 * time.Second
 var allKinds = []string{"memory", "sqlite", "file"}
 
 // openRepo opens a repository of kind on f, closed at the end of the test.
-func openRepo(t *testing.T, f *platformtest.Fake, kind string) lease.Repository {
+func openRepo(t *testing.T, f *platformtest.Fake, kind string) store.Repository {
 	t.Helper()
 	if kind == "memory" {
 		return lease.NewMemoryRepository()
@@ -37,7 +39,7 @@ func openRepo(t *testing.T, f *platformtest.Fake, kind string) lease.Repository 
 }
 
 // forKinds runs test once for every repository kind.
-func forKinds(t *testing.T, test func(t *testing.T, f *platformtest.Fake, repo lease.Repository)) {
+func forKinds(t *testing.T, test func(t *testing.T, f *platformtest.Fake, repo store.Repository)) {
 	for _, kind := range allKinds {
 		t.Run(kind, func(t *testing.T) {
 			f := platformtest.New(t)
@@ -200,7 +202,7 @@ func (c *readingClock) AfterFunc(d time.Duration, f func()) platform.Timer {
 
 // newManager starts a manager on p and repo with the test timing and a
 // recorder, closed at the end of the test. edit changes the config.
-func newManager(t *testing.T, p *platform.Platform, repo lease.Repository, edit ...func(*lease.Config)) (*lease.Manager, *recorder) {
+func newManager(t *testing.T, p *platform.Platform, repo store.Repository, edit ...func(*lease.Config)) (*lease.Manager, *recorder) {
 	t.Helper()
 	clock, _ := p.Clock.(*platformtest.Clock)
 	rec := newRecorder(clock)
@@ -264,18 +266,18 @@ func wantHeld(t *testing.T, m *lease.Manager, key string, holder platform.Identi
 	t.Helper()
 	h, err := m.Acquire(t.Context(), key)
 	var held *lease.HeldError
-	if !errors.As(err, &held) {
+	if !errors.As(err, &held) || !errors.Is(err, lease.ErrHeld) {
 		if h != nil {
 			_ = h.Close()
 		}
 		t.Fatalf("Acquire(%q) = %v, want a *HeldError", key, err)
 	}
-	if held.Key != key || held.Holder != holder {
+	if held.Key != key || held.Holder == nil || *held.Holder != holder {
 		t.Fatalf("HeldError = %+v, want key %q held by %v", held, key, holder)
 	}
 }
 
-func mustLoad(t *testing.T, repo lease.Repository, key string) lease.Record {
+func mustLoad(t *testing.T, repo store.Repository, key string) store.Record {
 	t.Helper()
 	rec, ok, err := repo.Load(t.Context(), key)
 	if err != nil || !ok {
@@ -286,7 +288,7 @@ func mustLoad(t *testing.T, repo lease.Repository, key string) lease.Record {
 
 // writeBehind overwrites key's record behind the managers' backs, as
 // another writer would, and returns the new revision.
-func writeBehind(t *testing.T, repo lease.Repository, key string, s lease.Snapshot) lease.Revision {
+func writeBehind(t *testing.T, repo store.Repository, key string, s store.Snapshot) store.Revision {
 	t.Helper()
 	rec, _, err := repo.Load(t.Context(), key)
 	if err != nil {
@@ -353,7 +355,7 @@ type saveCall struct {
 // loads of one key) on demand, and lets a test run a hook inside the next
 // write. It is not a BatchSaver; batchRepo is.
 type faultRepo struct {
-	lease.Repository
+	store.Repository
 	clock *platformtest.Clock
 	fence chan string // receives the key of every Fence call, if not full
 
@@ -364,7 +366,7 @@ type faultRepo struct {
 	hook      func() // runs inside the next write, once
 }
 
-func newFaultRepo(repo lease.Repository, clock *platformtest.Clock) *faultRepo {
+func newFaultRepo(repo store.Repository, clock *platformtest.Clock) *faultRepo {
 	return &faultRepo{Repository: repo, clock: clock, fence: make(chan string, 64)}
 }
 
@@ -413,24 +415,24 @@ func (r *faultRepo) begin(keys []string, batch bool) error {
 		hook()
 	}
 	if fail {
-		return errInjected
+		return repotest.ErrInjected
 	}
 	return nil
 }
 
-func (r *faultRepo) Save(ctx context.Context, key string, s lease.Snapshot, expected lease.Revision) (lease.Revision, error) {
+func (r *faultRepo) Save(ctx context.Context, key string, s store.Snapshot, expected store.Revision) (store.Revision, error) {
 	if err := r.begin([]string{key}, false); err != nil {
-		return 0, &lease.RepositoryError{Op: "save", Key: key, Err: err}
+		return 0, &store.RepositoryError{Op: "save", Key: key, Err: err}
 	}
 	return r.Repository.Save(ctx, key, s, expected)
 }
 
-func (r *faultRepo) Load(ctx context.Context, key string) (lease.Record, bool, error) {
+func (r *faultRepo) Load(ctx context.Context, key string) (store.Record, bool, error) {
 	r.mu.Lock()
 	fail := r.failLoad == key
 	r.mu.Unlock()
 	if fail {
-		return lease.Record{}, false, &lease.RepositoryError{Op: "load", Key: key, Err: errInjected}
+		return store.Record{}, false, &store.RepositoryError{Op: "load", Key: key, Err: repotest.ErrInjected}
 	}
 	return r.Repository.Load(ctx, key)
 }
@@ -446,7 +448,7 @@ func (r *faultRepo) Fence(ctx context.Context, key string) (func(), error) {
 // batchRepo is a faultRepo over a BatchSaver, and a BatchSaver itself.
 type batchRepo struct{ *faultRepo }
 
-func (r batchRepo) SaveBatch(ctx context.Context, writes []lease.Write) ([]lease.Revision, []error) {
+func (r batchRepo) SaveBatch(ctx context.Context, writes []store.Write) ([]store.Revision, []error) {
 	keys := make([]string, len(writes))
 	for i, w := range writes {
 		keys[i] = w.Key
@@ -454,9 +456,9 @@ func (r batchRepo) SaveBatch(ctx context.Context, writes []lease.Write) ([]lease
 	if err := r.begin(keys, true); err != nil {
 		errs := make([]error, len(writes))
 		for i := range errs {
-			errs[i] = &lease.RepositoryError{Op: "save batch", Err: err}
+			errs[i] = &store.RepositoryError{Op: "save batch", Err: err}
 		}
-		return make([]lease.Revision, len(writes)), errs
+		return make([]store.Revision, len(writes)), errs
 	}
-	return r.Repository.(lease.BatchSaver).SaveBatch(ctx, writes)
+	return r.Repository.(store.BatchSaver).SaveBatch(ctx, writes)
 }

@@ -13,6 +13,8 @@ import (
 
 	"github.com/rivus/collab/fsm"
 	"github.com/rivus/collab/lease"
+	"github.com/rivus/collab/lease/internal/repotest"
+	"github.com/rivus/collab/lease/store"
 	"github.com/rivus/collab/platform/platformtest"
 )
 
@@ -78,7 +80,7 @@ func TestNewManagerConfig(t *testing.T) {
 // of another manager fails with a *HeldError naming the holder, for many
 // TTLs on the observer's clock.
 func TestAcquireHeldWhileRenewed(t *testing.T) {
-	forKinds(t, func(t *testing.T, f *platformtest.Fake, repo lease.Repository) {
+	forKinds(t, func(t *testing.T, f *platformtest.Fake, repo store.Repository) {
 		holderID := f.Processes.Start()
 		holder, hrec := newManager(t, f.As(holderID), repo)
 		observer, _ := newManager(t, f.Platform, repo)
@@ -97,10 +99,10 @@ func TestAcquireHeldWhileRenewed(t *testing.T) {
 // release leaves a tombstone that keeps it, and tombstones written by
 // others count too.
 func TestGenerationGrows(t *testing.T) {
-	forKinds(t, func(t *testing.T, f *platformtest.Fake, repo lease.Repository) {
+	forKinds(t, func(t *testing.T, f *platformtest.Fake, repo store.Repository) {
 		m, _ := newManager(t, f.Platform, repo)
 		self, _ := f.Processes.Self()
-		var lastRev lease.Revision
+		var lastRev store.Revision
 		for want := lease.Token(1); want <= 3; want++ {
 			h := mustAcquire(t, m, "k")
 			if h.Token() != want || h.Key() != "k" {
@@ -118,7 +120,7 @@ func TestGenerationGrows(t *testing.T) {
 			}
 			lastRev = rec.Revision
 		}
-		if _, err := repo.Save(t.Context(), "old", lease.Snapshot{Generation: 41, Holder: stranger, Released: true, TTL: ttl}, 0); err != nil {
+		if _, err := repo.Save(t.Context(), "old", store.Snapshot{Generation: 41, Holder: stranger, Released: true, TTL: ttl}, 0); err != nil {
 			t.Fatal(err)
 		}
 		if h := mustAcquire(t, m, "old"); h.Token() != 42 {
@@ -133,7 +135,7 @@ func TestGenerationGrows(t *testing.T) {
 // handle's RunFenced is refused without running its work, and closing
 // the old handle leaves the new record alone.
 func TestLoseAndReacquire(t *testing.T) {
-	forKinds(t, func(t *testing.T, f *platformtest.Fake, inner lease.Repository) {
+	forKinds(t, func(t *testing.T, f *platformtest.Fake, inner store.Repository) {
 		repo := newFaultRepo(inner, f.Clock)
 		m, _ := newManager(t, f.Platform, repo)
 		self, _ := f.Processes.Self()
@@ -185,8 +187,8 @@ func TestAcquireErrors(t *testing.T) {
 
 	repo.failNext(1)
 	_, err := m.Acquire(t.Context(), "k")
-	var re *lease.RepositoryError
-	if !errors.As(err, &re) || !errors.Is(err, errInjected) {
+	var re *store.RepositoryError
+	if !errors.As(err, &re) || !errors.Is(err, repotest.ErrInjected) {
 		t.Fatalf("Acquire with a failing save = %v, want the *RepositoryError", err)
 	}
 	repo.failLoads("bad")
@@ -199,7 +201,7 @@ func TestAcquireErrors(t *testing.T) {
 	if _, err := m.Acquire(ctx, "k"); err != cause {
 		t.Fatalf("Acquire with a cancelled context = %v, want its cause", err)
 	}
-	if _, err := m.Acquire(t.Context(), ""); !errors.Is(err, lease.ErrInvalidKey) {
+	if _, err := m.Acquire(t.Context(), ""); !errors.Is(err, store.ErrInvalidKey) {
 		t.Fatalf("Acquire(\"\") = %v, want ErrInvalidKey", err)
 	}
 	if _, ok, err := repo.Load(t.Context(), "k"); ok || err != nil {
@@ -221,12 +223,15 @@ func TestErrorsTyped(t *testing.T) {
 	mustAcquire(t, holder, "k")
 	_, err := m.Acquire(t.Context(), "k")
 	var held *lease.HeldError
-	if !errors.As(wrap(err), &held) || !strings.Contains(err.Error(), holderID.String()) {
+	if !errors.As(wrap(err), &held) || !errors.Is(wrap(err), lease.ErrHeld) || !strings.Contains(err.Error(), holderID.String()) {
 		t.Errorf("HeldError: %v", err)
 	}
-	_, err = repo.Save(t.Context(), "k", lease.Snapshot{Generation: 1, Holder: stranger, TTL: ttl}, 0)
-	var conflict *lease.RevisionConflictError
-	if !errors.As(wrap(err), &conflict) || !errors.Is(wrap(err), lease.ErrRevisionConflict) {
+	if msg := (&lease.HeldError{Key: "k"}).Error(); msg != `lease: "k" is held` {
+		t.Errorf("HeldError without a holder = %q", msg)
+	}
+	_, err = repo.Save(t.Context(), "k", store.Snapshot{Generation: 1, Holder: stranger, TTL: ttl}, 0)
+	var conflict *store.RevisionConflictError
+	if !errors.As(wrap(err), &conflict) || !errors.Is(wrap(err), store.ErrRevisionConflict) {
 		t.Errorf("RevisionConflictError: %v", err)
 	}
 	_, err = lease.NewManager(lease.Config{})
@@ -234,8 +239,8 @@ func TestErrorsTyped(t *testing.T) {
 	if !errors.As(wrap(err), &ce) {
 		t.Errorf("ConfigError: %v", err)
 	}
-	if !errors.Is(wrap(lease.ErrLost), lease.ErrLost) || errors.Is(lease.ErrLost, lease.ErrReleased) {
-		t.Error("ErrLost and ErrReleased do not match as sentinels")
+	if !errors.Is(wrap(lease.ErrLost), lease.ErrLost) || errors.Is(lease.ErrLost, lease.ErrReleased) || errors.Is(lease.ErrClosed, lease.ErrReleased) {
+		t.Error("ErrLost, ErrReleased and ErrClosed do not match as sentinels")
 	}
 }
 
@@ -246,7 +251,7 @@ func wrap(err error) error { return errors.Join(errors.New("context"), err) }
 // heartbeat and every timer, refuses later acquisitions, and is
 // idempotent.
 func TestManagerClose(t *testing.T) {
-	forKinds(t, func(t *testing.T, f *platformtest.Fake, inner lease.Repository) {
+	forKinds(t, func(t *testing.T, f *platformtest.Fake, inner store.Repository) {
 		repo := newFaultRepo(inner, f.Clock)
 		m, rec := newManager(t, f.Platform, repo)
 		keys := []string{"a", "b", "c"}
@@ -289,8 +294,8 @@ func TestManagerClose(t *testing.T) {
 		if calls := repo.log(); len(calls) != 0 {
 			t.Errorf("writes after Close: %+v", calls)
 		}
-		if h, err := m.Acquire(t.Context(), "d"); err == nil {
-			t.Errorf("Acquire after Close = %v, want an error", h.Token())
+		if h, err := m.Acquire(t.Context(), "d"); err != lease.ErrClosed {
+			t.Errorf("Acquire after Close = %v, %v; want ErrClosed", h, err)
 		}
 		if _, ok, _ := repo.Load(t.Context(), "d"); ok {
 			t.Error("Acquire after Close wrote a record")
@@ -328,7 +333,10 @@ func TestManagerCloseDuringAcquire(t *testing.T) {
 	repo.failLoads("probe")
 	for {
 		_, err := m.Acquire(context.Background(), "probe")
-		if !errors.Is(err, errInjected) {
+		if !errors.Is(err, repotest.ErrInjected) {
+			if err != lease.ErrClosed {
+				t.Fatalf("Acquire while closing = %v, want ErrClosed", err)
+			}
 			break
 		}
 	}
@@ -401,7 +409,7 @@ func TestEvents(t *testing.T) {
 	logs := &captureHandler{}
 	m, rec := newManager(t, f.Platform, repo, func(c *lease.Config) { c.Logger = slog.New(logs) })
 	dead := f.Processes.Start()
-	if _, err := repo.Save(t.Context(), "k", lease.Snapshot{Generation: 1, Holder: dead, TTL: ttl}, 0); err != nil {
+	if _, err := repo.Save(t.Context(), "k", store.Snapshot{Generation: 1, Holder: dead, TTL: ttl}, 0); err != nil {
 		t.Fatal(err)
 	}
 	f.Processes.Kill(dead.PID)
@@ -413,7 +421,7 @@ func TestEvents(t *testing.T) {
 	repo.failNext(1)
 	step(t, f.Clock, 2, hb)
 	rec.waitCount(t, lease.RenewalFailed, 1)
-	writeBehind(t, repo, "k", lease.Snapshot{Generation: 3, Holder: stranger, TTL: ttl})
+	writeBehind(t, repo, "k", store.Snapshot{Generation: 3, Holder: stranger, TTL: ttl})
 	step(t, f.Clock, 2, hb)
 	wantLost(t, h)
 	if err := h.Close(); err != nil {
@@ -443,12 +451,12 @@ func TestEvents(t *testing.T) {
 		if e.Kind != w.Kind || e.Key != w.Key || e.Token != w.Token || !samePrev {
 			t.Errorf("event %d = %+v, want %+v", i, e, w)
 		}
-		if wantErr := e.Kind == lease.RenewalFailed; wantErr != errors.Is(e.Err, errInjected) {
+		if wantErr := e.Kind == lease.RenewalFailed; wantErr != errors.Is(e.Err, repotest.ErrInjected) {
 			t.Errorf("event %d (%v) Err = %v", i, e.Kind, e.Err)
 		}
 	}
 
-	failure := (&lease.RepositoryError{Op: "save", Key: "k", Err: errInjected}).Error()
+	failure := (&store.RepositoryError{Op: "save", Key: "k", Err: repotest.ErrInjected}).Error()
 	wantLogs := []logLine{
 		{slog.LevelDebug, "lease acquired", "key=k token=2"},
 		{slog.LevelDebug, "lease taken over", "key=k token=2 previous=" + dead.String()},
@@ -489,8 +497,8 @@ func TestCloseReleaseFailure(t *testing.T) {
 	m, _ := newManager(t, f.Platform, repo)
 	a, b := mustAcquire(t, m, "a"), mustAcquire(t, m, "b")
 	repo.failNext(-1)
-	var re *lease.RepositoryError
-	if err := a.Close(); !errors.As(err, &re) || !errors.Is(err, errInjected) {
+	var re *store.RepositoryError
+	if err := a.Close(); !errors.As(err, &re) || !errors.Is(err, repotest.ErrInjected) {
 		t.Fatalf("Close with a failing repository = %v, want the *RepositoryError", err)
 	}
 	wantReleased(t, a)
@@ -513,7 +521,7 @@ func TestGenerationNeverWraps(t *testing.T) {
 	repo := lease.NewMemoryRepository()
 	m, _ := newManager(t, f.Platform, repo)
 	last := ^lease.Token(0)
-	rev, err := repo.Save(t.Context(), "k", lease.Snapshot{Generation: last, Holder: stranger, Released: true, TTL: ttl}, 0)
+	rev, err := repo.Save(t.Context(), "k", store.Snapshot{Generation: last, Holder: stranger, Released: true, TTL: ttl}, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -530,10 +538,10 @@ func TestGenerationNeverWraps(t *testing.T) {
 // tombstone, so that a manager's own memory per key can be measured.
 type forgetfulRepo struct{ *lease.MemoryRepository }
 
-func (r forgetfulRepo) Load(ctx context.Context, key string) (lease.Record, bool, error) {
+func (r forgetfulRepo) Load(ctx context.Context, key string) (store.Record, bool, error) {
 	rec, ok, err := r.MemoryRepository.Load(ctx, key)
 	if ok && rec.Snapshot.Released {
-		return lease.Record{}, false, err
+		return store.Record{}, false, err
 	}
 	return rec, ok, err
 }
@@ -570,7 +578,7 @@ func TestManagerForgetsKeys(t *testing.T) {
 	before = heap()
 	probe := lease.NewMemoryRepository()
 	for i := range keys {
-		s := lease.Snapshot{Generation: 1, Holder: stranger, Released: true, TTL: ttl}
+		s := store.Snapshot{Generation: 1, Holder: stranger, Released: true, TTL: ttl}
 		if _, err := probe.Save(t.Context(), fmt.Sprintf("key-%07d", i), s, 0); err != nil {
 			t.Fatal(err)
 		}

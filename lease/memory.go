@@ -2,7 +2,12 @@ package lease
 
 import (
 	"context"
+	"slices"
 	"sync"
+
+	"github.com/rivus/collab/internal/keylock"
+	"github.com/rivus/collab/lease/internal/check"
+	"github.com/rivus/collab/lease/store"
 )
 
 // MemoryRepository keeps records in the memory of one process: for tests,
@@ -10,24 +15,25 @@ import (
 // goroutines only. The zero value is not usable; call NewMemoryRepository.
 type MemoryRepository struct {
 	mu      sync.Mutex
-	records map[string]Record
-	fences  keyLocks
+	records map[string]store.Record
+	fences  keylock.Locks
 }
 
 var (
-	_ Repository = (*MemoryRepository)(nil)
-	_ BatchSaver = (*MemoryRepository)(nil)
+	_ store.Repository = (*MemoryRepository)(nil)
+	_ store.BatchSaver = (*MemoryRepository)(nil)
+	_ store.Lister     = (*MemoryRepository)(nil)
 )
 
 // NewMemoryRepository returns an empty repository.
 func NewMemoryRepository() *MemoryRepository {
-	return &MemoryRepository{records: make(map[string]Record)}
+	return &MemoryRepository{records: make(map[string]store.Record)}
 }
 
 // Load returns the record of key, if any.
-func (m *MemoryRepository) Load(ctx context.Context, key string) (Record, bool, error) {
-	if err := begin(ctx, key); err != nil {
-		return Record{}, false, err
+func (m *MemoryRepository) Load(ctx context.Context, key string) (store.Record, bool, error) {
+	if err := check.Call(ctx, key); err != nil {
+		return store.Record{}, false, err
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -36,8 +42,8 @@ func (m *MemoryRepository) Load(ctx context.Context, key string) (Record, bool, 
 }
 
 // Save writes s over expected.
-func (m *MemoryRepository) Save(ctx context.Context, key string, s Snapshot, expected Revision) (Revision, error) {
-	if err := beginSave(ctx, key, s); err != nil {
+func (m *MemoryRepository) Save(ctx context.Context, key string, s store.Snapshot, expected store.Revision) (store.Revision, error) {
+	if err := check.Save(ctx, key, s); err != nil {
 		return 0, err
 	}
 	m.mu.Lock()
@@ -47,10 +53,10 @@ func (m *MemoryRepository) Save(ctx context.Context, key string, s Snapshot, exp
 
 // SaveBatch applies writes in order under one lock, so that no other
 // caller sees part of the batch.
-func (m *MemoryRepository) SaveBatch(ctx context.Context, writes []Write) ([]Revision, []error) {
-	revs, errs := make([]Revision, len(writes)), make([]error, len(writes))
+func (m *MemoryRepository) SaveBatch(ctx context.Context, writes []store.Write) ([]store.Revision, []error) {
+	revs, errs := make([]store.Revision, len(writes)), make([]error, len(writes))
 	if ctx.Err() != nil {
-		fill(errs, context.Cause(ctx))
+		check.Fill(errs, context.Cause(ctx))
 		return revs, errs
 	}
 	m.mu.Lock()
@@ -63,28 +69,39 @@ func (m *MemoryRepository) SaveBatch(ctx context.Context, writes []Write) ([]Rev
 	return revs, errs
 }
 
-func (m *MemoryRepository) saveLocked(key string, s Snapshot, expected Revision) (Revision, error) {
+func (m *MemoryRepository) saveLocked(key string, s store.Snapshot, expected store.Revision) (store.Revision, error) {
 	cur := m.records[key].Revision
 	if cur != expected {
-		return 0, &RevisionConflictError{Key: key, Expected: expected, Actual: cur}
+		return 0, &store.RevisionConflictError{Key: key, Expected: expected, Actual: cur}
 	}
 	next := cur + 1
-	m.records[key] = Record{Snapshot: s.stored(), Revision: next}
+	// The wall clock reading only, so that a record compares like one
+	// read back from storage.
+	s.RenewedAt = s.RenewedAt.Round(0)
+	m.records[key] = store.Record{Snapshot: s, Revision: next}
 	return next, nil
 }
 
 // Fence holds key's fence against the other goroutines of this
 // repository until unlock.
 func (m *MemoryRepository) Fence(ctx context.Context, key string) (func(), error) {
-	if err := begin(ctx, key); err != nil {
+	if err := check.Call(ctx, key); err != nil {
 		return nil, err
 	}
 	return m.fences.Lock(ctx, key)
 }
 
-// fill sets every element of errs to err.
-func fill(errs []error, err error) {
-	for i := range errs {
-		errs[i] = err
+// Keys returns every key with a record, sorted.
+func (m *MemoryRepository) Keys(ctx context.Context) ([]string, error) {
+	if ctx.Err() != nil {
+		return nil, context.Cause(ctx)
 	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	keys := make([]string, 0, len(m.records))
+	for k := range m.records {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys, nil
 }

@@ -5,17 +5,19 @@ import (
 
 	"github.com/rivus/collab/lease"
 	"github.com/rivus/collab/lease/leasetest"
+	"github.com/rivus/collab/lease/store"
+	"time"
 )
 
 func TestMemoryRepository(t *testing.T) {
-	leasetest.Run(t, func(t *testing.T) lease.Repository { return lease.NewMemoryRepository() })
+	leasetest.Run(t, func(t *testing.T) store.Repository { return lease.NewMemoryRepository() })
 }
 
 // TestMemoryRepositoryStripsMonotonic: a stored snapshot keeps the wall
 // clock only, as the persistent repositories do.
 func TestMemoryRepositoryStripsMonotonic(t *testing.T) {
 	r := lease.NewMemoryRepository()
-	s := lease.Snapshot{Generation: 1, Holder: stranger, RenewedAt: timeNow(), TTL: 1}
+	s := store.Snapshot{Generation: 1, Holder: stranger, RenewedAt: time.Now(), TTL: 1}
 	if _, err := r.Save(t.Context(), "k", s, 0); err != nil {
 		t.Fatal(err)
 	}

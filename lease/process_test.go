@@ -18,7 +18,9 @@ import (
 	"time"
 
 	"github.com/rivus/collab/lease"
+	"github.com/rivus/collab/lease/store"
 	"github.com/rivus/collab/platform"
+	platformsqlite "github.com/rivus/collab/platform/sqlite"
 )
 
 // The timing of the managers in real processes, on the real clock.
@@ -46,7 +48,7 @@ func runChildMode(mode string) error {
 // on its stdin and says "fenced <RunFenced's error>", and closes its
 // manager when its stdin closes.
 func runHolder(kind string) error {
-	p := platform.OS()
+	p := platformsqlite.OS()
 	repo, closeRepo, err := openKind(p, kind, os.Getenv(childPathEnv))
 	if err != nil {
 		return err
@@ -67,7 +69,7 @@ func runHolder(kind string) error {
 	ctx := context.Background()
 	h, err := m.Acquire(ctx, os.Getenv(childKeyEnv))
 	var held *lease.HeldError
-	if errors.As(err, &held) {
+	if errors.As(err, &held) && held.Holder != nil {
 		say("held %d", held.Holder.PID)
 		return nil
 	}
@@ -172,9 +174,9 @@ func (p *holderProc) say(t *testing.T, line string) {
 
 // procManager is this process's manager on the repository of kind at
 // path, on the real platform.
-func procManager(t *testing.T, kind, path string) (*lease.Manager, *recorder, lease.Repository) {
+func procManager(t *testing.T, kind, path string) (*lease.Manager, *recorder, store.Repository) {
 	t.Helper()
-	repo, closeRepo, err := openKind(platform.OS(), kind, path)
+	repo, closeRepo, err := openKind(platformsqlite.OS(), kind, path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -202,7 +204,7 @@ func TestProcessHeld(t *testing.T) {
 			}
 			_, err := m.Acquire(t.Context(), "task:42")
 			var held *lease.HeldError
-			if !errors.As(err, &held) || held.Holder.PID != a.Pid() {
+			if !errors.As(err, &held) || held.Holder == nil || held.Holder.PID != a.Pid() {
 				t.Fatalf("Acquire = %v, want a *HeldError naming pid %d", err, a.Pid())
 			}
 		})
@@ -296,7 +298,7 @@ func acquireWhenFree(t *testing.T, m *lease.Manager, key string, pid int) (*leas
 			return h, attempts, time.Since(first)
 		}
 		var held *lease.HeldError
-		if !errors.As(err, &held) || held.Holder.PID != pid {
+		if !errors.As(err, &held) || held.Holder == nil || held.Holder.PID != pid {
 			t.Fatalf("Acquire = %v, want the lease or a *HeldError naming pid %d", err, pid)
 		}
 		if time.Since(first) > 5*procTTL {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 
+	"github.com/rivus/collab/lease/store"
 	"github.com/rivus/collab/policy"
 )
 
@@ -31,7 +32,7 @@ func (h *Lease) release() error {
 	ctx, cancel := context.WithTimeout(context.Background(), m.cfg.TTL)
 	defer cancel()
 	var (
-		rec Record
+		rec store.Record
 		err error
 	)
 	for {
@@ -45,8 +46,7 @@ func (h *Lease) release() error {
 		case out.Has(outTombstone):
 			_, err = m.cfg.Repository.Save(ctx, h.key, h.snapshot(h.token, true), rec.Revision)
 			out = h.fire(err, trSaved, nil)
-			var conflict *RevisionConflictError
-			if errors.As(err, &conflict) {
+			if errors.Is(err, store.ErrRevisionConflict) {
 				err = nil // a successor moved the record: nothing of ours to release
 			}
 		default:
@@ -66,11 +66,10 @@ func (h *Lease) fire(err error, ok policy.TriggerID, facts func() policy.Facts) 
 	m := h.m
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	var conflict *RevisionConflictError
 	switch {
 	case err == nil:
 		return m.fireLocked(h, ok, f)
-	case errors.As(err, &conflict):
+	case errors.Is(err, store.ErrRevisionConflict):
 		return m.fireLocked(h, trConflict, 0)
 	}
 	return m.fireLocked(h, trRepoFailed, 0)

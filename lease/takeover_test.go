@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/rivus/collab/lease"
+	"github.com/rivus/collab/lease/store"
 	"github.com/rivus/collab/platform"
 	"github.com/rivus/collab/platform/platformtest"
 )
@@ -42,7 +43,7 @@ func TestTakeoverDeadHolder(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			forKinds(t, func(t *testing.T, f *platformtest.Fake, repo lease.Repository) {
+			forKinds(t, func(t *testing.T, f *platformtest.Fake, repo store.Repository) {
 				id := f.Processes.Start()
 				holder, _ := newManager(t, f.As(id), repo)
 				old := mustAcquire(t, holder, "k")
@@ -83,38 +84,38 @@ func TestTakeoverSilentHolder(t *testing.T) {
 	}
 	tests := []struct {
 		name  string
-		start func(t *testing.T, f *platformtest.Fake, repo lease.Repository) holder
+		start func(t *testing.T, f *platformtest.Fake, repo store.Repository) holder
 	}{
-		{"manager with a frozen clock", func(t *testing.T, f *platformtest.Fake, repo lease.Repository) holder {
+		{"manager with a frozen clock", func(t *testing.T, f *platformtest.Fake, repo store.Repository) holder {
 			id := f.Processes.Start()
 			m, _ := newManager(t, frozen(f, id), repo)
 			return holder{id, mustAcquire(t, m, "k").Token()}
 		}},
-		{"record written by a live process", func(t *testing.T, f *platformtest.Fake, repo lease.Repository) holder {
+		{"record written by a live process", func(t *testing.T, f *platformtest.Fake, repo store.Repository) holder {
 			id := f.Processes.Start()
-			writeBehind(t, repo, "k", lease.Snapshot{Generation: 5, Holder: id, RenewedAt: f.Clock.Now(), TTL: ttl})
+			writeBehind(t, repo, "k", store.Snapshot{Generation: 5, Holder: id, RenewedAt: f.Clock.Now(), TTL: ttl})
 			return holder{id, 5}
 		}},
-		{"process hidden from us", func(t *testing.T, f *platformtest.Fake, repo lease.Repository) holder {
+		{"process hidden from us", func(t *testing.T, f *platformtest.Fake, repo store.Repository) holder {
 			id := f.Processes.Start()
-			writeBehind(t, repo, "k", lease.Snapshot{Generation: 5, Holder: id, TTL: ttl})
+			writeBehind(t, repo, "k", store.Snapshot{Generation: 5, Holder: id, TTL: ttl})
 			f.Processes.Hide(id.PID, false)
 			return holder{id, 5}
 		}},
-		{"remote holder", func(t *testing.T, f *platformtest.Fake, repo lease.Repository) holder {
-			writeBehind(t, repo, "k", lease.Snapshot{Generation: 5, Holder: stranger, TTL: ttl})
+		{"remote holder", func(t *testing.T, f *platformtest.Fake, repo store.Repository) holder {
+			writeBehind(t, repo, "k", store.Snapshot{Generation: 5, Holder: stranger, TTL: ttl})
 			return holder{stranger, 5}
 		}},
-		{"remote holder whose pid is free here", func(t *testing.T, f *platformtest.Fake, repo lease.Repository) holder {
+		{"remote holder whose pid is free here", func(t *testing.T, f *platformtest.Fake, repo store.Repository) holder {
 			id := stranger
 			id.PID = 999999
-			writeBehind(t, repo, "k", lease.Snapshot{Generation: 5, Holder: id, TTL: ttl})
+			writeBehind(t, repo, "k", store.Snapshot{Generation: 5, Holder: id, TTL: ttl})
 			return holder{id, 5}
 		}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			forKinds(t, func(t *testing.T, f *platformtest.Fake, repo lease.Repository) {
+			forKinds(t, func(t *testing.T, f *platformtest.Fake, repo store.Repository) {
 				h := tt.start(t, f, repo)
 				advance(f.Clock, 10*ttl) // long before this observer looks
 				m, rec := newManager(t, f.Platform, repo)
@@ -142,9 +143,9 @@ func TestTakeoverWaitsTheLongerTTL(t *testing.T) {
 		{"observer's TTL longer", ttl / 2, ttl},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			forKinds(t, func(t *testing.T, f *platformtest.Fake, repo lease.Repository) {
+			forKinds(t, func(t *testing.T, f *platformtest.Fake, repo store.Repository) {
 				id := f.Processes.Start()
-				writeBehind(t, repo, "k", lease.Snapshot{Generation: 1, Holder: id, TTL: tt.holderTTL})
+				writeBehind(t, repo, "k", store.Snapshot{Generation: 1, Holder: id, TTL: tt.holderTTL})
 				m, rec := newManager(t, f.Platform, repo)
 				wantHeld(t, m, "k", id)
 				advance(f.Clock, tt.waited-time.Nanosecond)
@@ -159,9 +160,9 @@ func TestTakeoverWaitsTheLongerTTL(t *testing.T) {
 // TestTakeoverIgnoresTheWallClock: the observer's TTL runs on its
 // monotonic clock; steps of the wall clock either way change nothing.
 func TestTakeoverIgnoresTheWallClock(t *testing.T) {
-	forKinds(t, func(t *testing.T, f *platformtest.Fake, repo lease.Repository) {
+	forKinds(t, func(t *testing.T, f *platformtest.Fake, repo store.Repository) {
 		id := f.Processes.Start()
-		writeBehind(t, repo, "k", lease.Snapshot{Generation: 1, Holder: id, RenewedAt: f.Clock.Now(), TTL: ttl})
+		writeBehind(t, repo, "k", store.Snapshot{Generation: 1, Holder: id, RenewedAt: f.Clock.Now(), TTL: ttl})
 		m, rec := newManager(t, f.Platform, repo)
 		wantHeld(t, m, "k", id)
 		for _, jump := range []time.Duration{100 * ttl, -200 * ttl, 100 * ttl} {
@@ -180,13 +181,13 @@ func TestTakeoverIgnoresTheWallClock(t *testing.T) {
 // observer waits (the holder renewed) restarts the observer's TTL from
 // when it sees the new revision.
 func TestTakeoverClockRestartsOnNewRecord(t *testing.T) {
-	forKinds(t, func(t *testing.T, f *platformtest.Fake, repo lease.Repository) {
+	forKinds(t, func(t *testing.T, f *platformtest.Fake, repo store.Repository) {
 		id := f.Processes.Start()
-		writeBehind(t, repo, "k", lease.Snapshot{Generation: 1, Holder: id, TTL: ttl})
+		writeBehind(t, repo, "k", store.Snapshot{Generation: 1, Holder: id, TTL: ttl})
 		m, rec := newManager(t, f.Platform, repo)
 		wantHeld(t, m, "k", id)
 		advance(f.Clock, ttl/2)
-		writeBehind(t, repo, "k", lease.Snapshot{Generation: 1, Holder: id, TTL: ttl}) // a renewal
+		writeBehind(t, repo, "k", store.Snapshot{Generation: 1, Holder: id, TTL: ttl}) // a renewal
 		advance(f.Clock, ttl/2)
 		wantHeld(t, m, "k", id) // first sight of the renewal
 		advance(f.Clock, ttl-time.Nanosecond)
@@ -201,7 +202,7 @@ func TestTakeoverClockRestartsOnNewRecord(t *testing.T) {
 // refuses the work, and declares the lease lost, though its own clock
 // never told it so.
 func TestTakeoverFrozenHolderFencedRefused(t *testing.T) {
-	forKinds(t, func(t *testing.T, f *platformtest.Fake, repo lease.Repository) {
+	forKinds(t, func(t *testing.T, f *platformtest.Fake, repo store.Repository) {
 		id := f.Processes.Start()
 		holder, hrec := newManager(t, frozen(f, id), repo)
 		old := mustAcquire(t, holder, "k")
@@ -234,7 +235,7 @@ func TestTakeoverFrozenHolderFencedRefused(t *testing.T) {
 // free key at once, exactly one gets it; every other gets a *HeldError
 // naming the winner.
 func TestAcquireRace(t *testing.T) {
-	forKinds(t, func(t *testing.T, f *platformtest.Fake, repo lease.Repository) {
+	forKinds(t, func(t *testing.T, f *platformtest.Fake, repo store.Repository) {
 		const n = 8
 		ids := make([]platform.Identity, n)
 		managers := make([]*lease.Manager, n)
@@ -267,7 +268,7 @@ func TestAcquireRace(t *testing.T) {
 		}
 		for i, err := range errs {
 			var held *lease.HeldError
-			if i != winner && (!errors.As(err, &held) || held.Holder != ids[winner]) {
+			if i != winner && (!errors.As(err, &held) || held.Holder == nil || *held.Holder != ids[winner]) {
 				t.Errorf("manager %d: %v, want a *HeldError naming %v", i, err, ids[winner])
 			}
 		}

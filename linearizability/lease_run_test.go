@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/rivus/collab/lease"
+	"github.com/rivus/collab/lease/store"
 	"github.com/rivus/collab/platform"
 )
 
@@ -23,7 +24,7 @@ import (
 // the write under one mutex, which its reads take too. A broken one
 // accepts every token.
 type resource struct {
-	repo   lease.Repository
+	repo   store.Repository
 	broken bool
 
 	mu    sync.Mutex
@@ -104,9 +105,8 @@ func worker(rec *Recorder, m *lease.Manager, res *resource, key, tag string) err
 		return err
 	}
 	l, err := m.Acquire(ctx, key)
-	var held *lease.HeldError
 	switch {
-	case errors.As(err, &held):
+	case errors.Is(err, lease.ErrHeld):
 		return p.End(refused)
 	case err != nil:
 		return p.End(unknown)

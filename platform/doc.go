@@ -1,10 +1,16 @@
 // Package platform is the edge through which collab reaches the operating
-// system: files, process identity and liveness, clocks, and SQLite.
+// system: files, process identity and liveness, clocks, and the port to
+// SQLite.
 //
 // Runtime packages (plock, lease, lanes) never call the operating system
 // directly; they take a *Platform, so that tests can substitute the fake in
 // platform/platformtest and so that a host without SQLite can run the file
 // fallbacks.
+//
+// This package links no SQLite driver: [SQLite] is an interface, and [OS]
+// has none. Package platform/sqlite holds the opener of modernc.org/sqlite
+// and the OS platform with it, so that only the programs that use SQLite
+// pay for it.
 //
 // # Process identity
 //
@@ -28,9 +34,9 @@
 // # Platforms
 //
 // [OS] serves linux and darwin. On windows the package builds, files and
-// clocks work, and SQLite works, but process identity is not supported:
-// [Process.Self] returns an error matching [errors.ErrUnsupported], and
-// every judgement is Unknown. Every lock collab builds on these files
+// clocks work, and so does platform/sqlite, but process identity is not
+// supported: [Process.Self] returns an error matching
+// [errors.ErrUnsupported], and every judgement is Unknown. Every lock collab builds on these files
 // supports local directories only; neither SQLite's locks nor lock files
 // are reliable on NFS.
 package platform

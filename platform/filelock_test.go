@@ -79,37 +79,3 @@ func TestTryLockMissingDirectory(t *testing.T) {
 		t.Fatalf("TryLock in a missing directory = %v, want a path error", err)
 	}
 }
-
-func TestSQLiteCode(t *testing.T) {
-	dir := t.TempDir()
-	name := filepath.Join(dir, "x.db")
-	holder, err := ModerncSQLite().Open(name, SQLiteOptions{ExclusiveLocking: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer holder.Close()
-	if _, err := holder.Exec("CREATE TABLE t(x)"); err != nil {
-		t.Fatal(err)
-	}
-	other, err := ModerncSQLite().Open(name, SQLiteOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer other.Close()
-	_, err = other.Exec("SELECT * FROM t")
-	if got := SQLiteCode(err); got != SQLiteBusy {
-		t.Errorf("SQLiteCode(%v) = %d, want SQLiteBusy", err, got)
-	}
-	missing, err := ModerncSQLite().Open(filepath.Join(dir, "missing.db"), SQLiteOptions{ReadOnly: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer missing.Close()
-	_, err = missing.Exec("SELECT 1 FROM sqlite_master")
-	if got := SQLiteCode(err); got != SQLiteCantOpen {
-		t.Errorf("SQLiteCode(%v) = %d, want SQLiteCantOpen", err, got)
-	}
-	if got := SQLiteCode(errors.New("plain")); got != 0 {
-		t.Errorf("SQLiteCode(plain error) = %d, want 0", got)
-	}
-}

@@ -6,7 +6,7 @@ import "sync"
 //
 // FS and Process are required. A nil Clock means the real clock. A nil
 // SQLite means the platform has no SQLite, and callers use their file
-// fallbacks.
+// fallbacks; platform/sqlite has one.
 type Platform struct {
 	FS      FS
 	Process Process
@@ -27,11 +27,12 @@ var osPlatform = sync.OnceValue(func() *Platform {
 		FS:      OSFS(),
 		Process: OSProcess(),
 		Clock:   RealClock(),
-		SQLite:  ModerncSQLite(),
 	}
 })
 
-// OS returns the platform of the running operating system. Every call
+// OS returns the platform of the running operating system: its files,
+// processes and clock, and no SQLite, so that a program that needs none
+// links none; platform/sqlite's OS adds modernc.org/sqlite's. Every call
 // returns the same value, so that callers who compare platforms (plock
 // shares in-process turns between callers of one platform) see one.
 func OS() *Platform { return osPlatform() }

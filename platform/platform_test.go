@@ -7,8 +7,11 @@ func TestOS(t *testing.T) {
 	if p != OS() {
 		t.Fatal("OS() returned two platforms")
 	}
-	if p.FS == nil || p.Process == nil || p.Clock == nil || p.SQLite == nil {
-		t.Fatalf("OS() = %+v, want every part set", p)
+	if p.FS == nil || p.Process == nil || p.Clock == nil {
+		t.Fatalf("OS() = %+v, want files, processes and a clock", p)
+	}
+	if p.SQLite != nil {
+		t.Fatalf("OS().SQLite = %v, want none: platform/sqlite has it", p.SQLite)
 	}
 	if p.Process != OSProcess() {
 		t.Error("OS().Process is not OSProcess()")

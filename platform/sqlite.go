@@ -4,18 +4,18 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"net/url"
-	"path/filepath"
-	"strings"
 	"time"
-
-	_ "modernc.org/sqlite" // registers the "sqlite" driver
 )
 
-// SQLite opens SQLite databases.
+// SQLite opens SQLite databases. This package names no driver, so that a
+// program that needs no SQLite links none: platform/sqlite holds the
+// opener of modernc.org/sqlite.
 type SQLite interface {
 	// Open opens the database at path with opts. It does not touch the
-	// file: SQLite opens it on the first statement.
+	// file: SQLite opens it on the first statement. Options it cannot
+	// apply (a JournalMode that is not a word, an unknown TxLock) are an
+	// *SQLiteError, and open nothing. Errors of statements carry their
+	// SQLite result code (see SQLiteCode).
 	Open(path string, opts SQLiteOptions) (*sql.DB, error)
 }
 
@@ -38,7 +38,7 @@ type SQLiteOptions struct {
 	TxLock string
 }
 
-// SQLiteError reports options that cannot be turned into a data source.
+// SQLiteError reports options that an SQLite cannot apply to a database.
 type SQLiteError struct {
 	Path   string
 	Reason string
@@ -48,69 +48,6 @@ func (e *SQLiteError) Error() string {
 	return fmt.Sprintf("platform: sqlite %s: %s", e.Path, e.Reason)
 }
 
-type moderncSQLite struct{}
-
-// ModerncSQLite returns the SQLite of modernc.org/sqlite, a pure Go port
-// that needs no C toolchain.
-func ModerncSQLite() SQLite { return moderncSQLite{} }
-
-func (moderncSQLite) Open(path string, opts SQLiteOptions) (*sql.DB, error) {
-	dsn, err := DataSource(path, opts)
-	if err != nil {
-		return nil, err
-	}
-	return sql.Open("sqlite", dsn)
-}
-
-// DataSource returns the modernc.org/sqlite data source name for path and
-// opts: a file: URI, so that any character in the path is escaped and
-// SQLite's own parameters (mode=ro) apply.
-func DataSource(path string, opts SQLiteOptions) (string, error) {
-	abs, err := filepath.Abs(path)
-	if err != nil {
-		return "", &SQLiteError{path, err.Error()}
-	}
-	slashed := filepath.ToSlash(abs)
-	if !strings.HasPrefix(slashed, "/") {
-		slashed = "/" + slashed // a windows volume: file:///C:/...
-	}
-	q := url.Values{}
-	if opts.ReadOnly {
-		q.Set("mode", "ro")
-	}
-	// SQLite counts milliseconds: round a shorter positive wait up, not to 0.
-	busy := (opts.BusyTimeout + time.Millisecond - 1) / time.Millisecond
-	q.Add("_pragma", fmt.Sprintf("busy_timeout(%d)", max(busy, 0)))
-	if opts.ExclusiveLocking {
-		q.Add("_pragma", "locking_mode(EXCLUSIVE)")
-	}
-	if opts.JournalMode != "" {
-		if !isWord(opts.JournalMode) {
-			return "", &SQLiteError{path, fmt.Sprintf("journal mode %q is not a word", opts.JournalMode)}
-		}
-		q.Add("_pragma", "journal_mode("+opts.JournalMode+")")
-	}
-	switch opts.TxLock {
-	case "", "deferred", "immediate", "exclusive":
-		if opts.TxLock != "" {
-			q.Set("_txlock", opts.TxLock)
-		}
-	default:
-		return "", &SQLiteError{path, fmt.Sprintf("transaction lock %q is not deferred, immediate or exclusive", opts.TxLock)}
-	}
-	u := url.URL{Scheme: "file", Path: slashed, RawQuery: q.Encode()}
-	return u.String(), nil
-}
-
-func isWord(s string) bool {
-	for _, r := range s {
-		if !('a' <= r && r <= 'z' || 'A' <= r && r <= 'Z') {
-			return false
-		}
-	}
-	return s != ""
-}
-
 // SQLite primary result codes that callers act on.
 const (
 	SQLiteBusy     = 5  // SQLITE_BUSY: another connection holds a conflicting lock
@@ -118,8 +55,9 @@ const (
 	SQLiteCantOpen = 14 // SQLITE_CANTOPEN: the file cannot be opened (missing, for read-only)
 )
 
-// SQLiteCode returns the primary SQLite result code carried by err, or 0
-// when err carries none.
+// SQLiteCode returns the primary SQLite result code carried by err (an
+// error with a Code() int method, as drivers report them), or 0 when err
+// carries none.
 func SQLiteCode(err error) int {
 	var coded interface{ Code() int }
 	if errors.As(err, &coded) {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -11,6 +12,7 @@ import (
 	"github.com/rivus/collab/fsm"
 	"github.com/rivus/collab/platform"
 	"github.com/rivus/collab/platform/platformtest"
+	"github.com/rivus/collab/platform/sqlite"
 	"github.com/rivus/collab/policy"
 )
 
@@ -206,10 +208,38 @@ func TestAcquirePolicyFamily(t *testing.T) {
 	}
 }
 
-// A nil platform, or one without the FS or Process every call uses, is an
-// *ArgError naming it from each entry point, whatever the context, and
-// nothing is created.
-func TestNilPlatformIsArgError(t *testing.T) {
+// A nil platform is sqlite.OS(): the lock is a SQLite database, and the
+// callers that pass nil or sqlite.OS() take turns in one queue.
+func TestNilPlatformIsSQLiteOS(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "daemon.lock")
+	l, err := Acquire(ctx, nil, path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if held, err := IsHeld(ctx, nil, path); err != nil || !held {
+		t.Fatalf("IsHeld(nil platform) = %v, %v; want true", held, err)
+	}
+	_, err = Acquire(ctx, sqlite.OS(), path, Options{})
+	var he *HeldError
+	if !errors.As(err, &he) || !errors.Is(err, ErrHeld) {
+		t.Fatalf("Acquire through sqlite.OS() beside a nil platform's lock = %v, want a *HeldError", err)
+	}
+	if err := l.Release(); err != nil {
+		t.Fatal(err)
+	}
+	// Read only now: closing a descriptor of the file would drop the
+	// holder's lock.
+	data, err := os.ReadFile(path)
+	if err != nil || !strings.HasPrefix(string(data), "SQLite format 3\x00") {
+		t.Fatalf("the lock file is not a SQLite database (%v)", err)
+	}
+}
+
+// A platform without the FS or Process every call uses is an *ArgError
+// naming it from each entry point, whatever the context, and nothing is
+// created.
+func TestIncompletePlatformIsArgError(t *testing.T) {
 	f := platformtest.New(t, platformtest.WithoutSQLite())
 	path := lockPath(f)
 	done, cancel := context.WithCancel(context.Background())
@@ -219,7 +249,6 @@ func TestNilPlatformIsArgError(t *testing.T) {
 		p      *platform.Platform
 		reason string
 	}{
-		{"nil", nil, "is nil"},
 		{"zero", &platform.Platform{}, "has no FS"},
 		{"no process", &platform.Platform{FS: f.FS}, "has no Process"},
 	}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/rivus/collab/platform"
+	"github.com/rivus/collab/platform/sqlite"
 )
 
 // Each measured benchmark reports its cost as a ratio to a floor: the
@@ -36,13 +37,6 @@ func loop(b *testing.B, op func()) {
 	}
 }
 
-// fileOS is the operating system's platform without SQLite.
-func fileOS() *platform.Platform {
-	p := *platform.OS()
-	p.SQLite = nil
-	return &p
-}
-
 func BenchmarkAcquireRelease(b *testing.B) {
 	dir := b.TempDir()
 	ctx := context.Background()
@@ -62,11 +56,11 @@ func BenchmarkAcquireRelease(b *testing.B) {
 	fileFloor := func() { linkOnce(b, filepath.Join(dir, "floor.lock"), stamp) }
 
 	b.Run("sqlite", func(b *testing.B) {
-		measure(b, acquireRelease(platform.OS(), filepath.Join(dir, "sqlite.lock")), sqliteFloor)
+		measure(b, acquireRelease(sqlite.OS(), filepath.Join(dir, "sqlite.lock")), sqliteFloor)
 	})
 	b.Run("sqlite-floor", func(b *testing.B) { loop(b, sqliteFloor) })
 	b.Run("file", func(b *testing.B) {
-		measure(b, acquireRelease(fileOS(), filepath.Join(dir, "file.lock")), fileFloor)
+		measure(b, acquireRelease(platform.OS(), filepath.Join(dir, "file.lock")), fileFloor)
 	})
 	b.Run("file-floor", func(b *testing.B) { loop(b, fileFloor) })
 }
@@ -74,7 +68,7 @@ func BenchmarkAcquireRelease(b *testing.B) {
 // sqliteWriteOnce opens the database with plock's options, runs plock's
 // write transaction under exclusive locking, and closes it.
 func sqliteWriteOnce(b *testing.B, path string) {
-	db, err := platform.ModerncSQLite().Open(path, platform.SQLiteOptions{ExclusiveLocking: true, BusyTimeout: firstBusyTimeout})
+	db, err := sqlite.Opener().Open(path, platform.SQLiteOptions{ExclusiveLocking: true, BusyTimeout: firstBusyTimeout})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -126,7 +120,7 @@ func BenchmarkIsHeld(b *testing.B) {
 	ctx := context.Background()
 	// Another SQLite value holds the lock, so IsHeld through the OS
 	// platform meets it in SQLite, as another process's check would.
-	holder := *platform.OS()
+	holder := *sqlite.OS()
 	holder.SQLite = newCountingSQLite()
 	l, err := Acquire(ctx, &holder, path, Options{})
 	if err != nil {
@@ -136,7 +130,7 @@ func BenchmarkIsHeld(b *testing.B) {
 
 	floor := func() { sharedAttemptOnce(b, path) }
 	isHeld := func() {
-		held, err := IsHeld(ctx, platform.OS(), path)
+		held, err := IsHeld(ctx, sqlite.OS(), path)
 		if err != nil || !held {
 			b.Fatalf("IsHeld = %v, %v; want true", held, err)
 		}
@@ -148,7 +142,7 @@ func BenchmarkIsHeld(b *testing.B) {
 // sharedAttemptOnce makes one raw attempt at a shared lock on a held
 // database, as a check must, and requires it to find the lock busy.
 func sharedAttemptOnce(b *testing.B, path string) {
-	db, err := platform.ModerncSQLite().Open(path, platform.SQLiteOptions{ReadOnly: true})
+	db, err := sqlite.Opener().Open(path, platform.SQLiteOptions{ReadOnly: true})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -10,6 +10,7 @@ import (
 	"strconv"
 
 	"github.com/rivus/collab/platform"
+	"github.com/rivus/collab/platform/sqlite"
 )
 
 // The environment of a child process: what it does is helperEnv's value.
@@ -75,11 +76,9 @@ func runHelper(mode string) int {
 // the lock-file backend.
 func childPlatform(backend string) *platform.Platform {
 	if backend == backendFile {
-		p := *platform.OS()
-		p.SQLite = nil
-		return &p
+		return platform.OS()
 	}
-	return platform.OS()
+	return sqlite.OS()
 }
 
 func hold(p *platform.Platform, path string, stdin io.Reader, stdout io.Writer) error {

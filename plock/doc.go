@@ -2,10 +2,16 @@
 // holds the lock at a path, and the acquisitions of one lock inside a
 // process take turns in memory.
 //
-// Acquire, IsHeld and Inspect do not default a nil *platform.Platform to
-// platform.OS(): a nil platform, one without its FS or Process, or an
-// Options.Policy of another family is an *ArgError naming the argument,
-// returned before the call looks at its context or touches any file.
+// A nil *platform.Platform means the operating system, as everywhere in
+// collab; here that is sqlite.OS() of platform/sqlite: the SQLite mode,
+// the default of the reference.
+// platform.OS() has no SQLite, so it takes the lock file mode. A platform
+// without its FS or Process, or an Options.Policy of another family, is an
+// *ArgError naming the argument, returned before the call looks at its
+// context or touches any file.
+//
+// A held lock is a *HeldError naming the holder when known; every one
+// matches [ErrHeld] with errors.Is.
 //
 // # Modes
 //
@@ -41,9 +47,10 @@
 // leaves the others' turns as they were. Callers share turns when they
 // name the same file (its directory resolved through symlinks) through
 // platforms with the same SQLite value (without SQLite, the same FS), as
-// every platform.OS() does. The turns are the generated turn policy
-// (spec/turn.fsm) driven by this package; a custom policy of the turn
-// family can be passed in Options.Policy. They live in this package's
+// every sqlite.OS() (and every platform.OS()) does, and a nil platform
+// with them. The turns are the generated turn policy (spec/turn.fsm)
+// driven by this package; a custom policy of the turn family can be
+// passed in Options.Policy. They live in this package's
 // state, so a second copy of the package in one binary does not share
 // them and meets the first through the lock itself, as another process
 // does.

@@ -1,14 +1,19 @@
 package plock
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/rivus/collab/platform"
 )
 
+// ErrHeld is matched by every *HeldError, for callers who need to know
+// that the lock is held and not by whom.
+var ErrHeld = errors.New("plock: held")
+
 // HeldError reports that the lock is held: by another process, or, in
 // this process, by another task (or one attempting it) when the call did
-// not wait.
+// not wait. It matches ErrHeld.
 type HeldError struct {
 	Path string
 	// Holder is the holder's identity, or nil when unknown (a SQLite
@@ -24,6 +29,9 @@ func (e *HeldError) Error() string {
 	return fmt.Sprintf("plock: %s is held by %s", e.Path, e.Holder)
 }
 
+// Is makes errors.Is(err, ErrHeld) true.
+func (e *HeldError) Is(target error) bool { return target == ErrHeld }
+
 // StampError reports a lock file whose contents are not an identity. The
 // file is left in place for a person to inspect.
 type StampError struct {
@@ -38,7 +46,7 @@ func (e *StampError) Error() string {
 func (e *StampError) Unwrap() error { return e.Err }
 
 // ArgError reports an argument that Acquire, IsHeld or Inspect cannot
-// take: a nil platform or one without the FS or Process it requires, or
+// take: a platform without the FS or Process it requires, or
 // an Options field such as a Policy of another family. It is returned
 // before the call looks at its context or touches any file.
 type ArgError struct {

@@ -7,12 +7,12 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/rivus/collab/platform"
+	"github.com/rivus/collab/platform/sqlite"
 	"github.com/rivus/collab/plock"
 )
 
 // One task holds the lock; IsHeld says so without touching it; a second
-// task that does not wait gets a *HeldError at once, and one that waits
+// task that does not wait gets a *HeldError (ErrHeld) at once, and one that waits
 // gets the lock when the first releases it.
 func Example() {
 	dir, err := os.MkdirTemp("", "plock-example-")
@@ -21,7 +21,7 @@ func Example() {
 		return
 	}
 	defer os.RemoveAll(dir)
-	ctx, p, path := context.Background(), platform.OS(), filepath.Join(dir, "app.lock")
+	ctx, p, path := context.Background(), sqlite.OS(), filepath.Join(dir, "app.lock")
 
 	first, err := plock.Acquire(ctx, p, path, plock.Options{})
 	if err != nil {
@@ -32,8 +32,7 @@ func Example() {
 	fmt.Println("held:", held)
 
 	_, err = plock.Acquire(ctx, p, path, plock.Options{})
-	var busy *plock.HeldError
-	fmt.Println("second without waiting gets a HeldError:", errors.As(err, &busy))
+	fmt.Println("second without waiting is held:", errors.Is(err, plock.ErrHeld))
 
 	got := make(chan error)
 	go func() {
@@ -50,7 +49,7 @@ func Example() {
 	fmt.Println("held:", held)
 	// Output:
 	// held: true
-	// second without waiting gets a HeldError: true
+	// second without waiting is held: true
 	// first released: <nil>
 	// waiting second acquired and released: <nil>
 	// held: false

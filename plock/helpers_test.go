@@ -15,6 +15,7 @@ import (
 
 	"github.com/rivus/collab/platform"
 	"github.com/rivus/collab/platform/platformtest"
+	"github.com/rivus/collab/platform/sqlite"
 )
 
 // modes are the two ways of holding the lock across processes.
@@ -40,7 +41,7 @@ type countingSQLite struct {
 }
 
 func newCountingSQLite() *countingSQLite {
-	return &countingSQLite{base: platform.ModerncSQLite()}
+	return &countingSQLite{base: sqlite.Opener()}
 }
 
 func (c *countingSQLite) Open(path string, opts platform.SQLiteOptions) (*sql.DB, error) {
@@ -109,12 +110,13 @@ func mustAcquire(t *testing.T, p *platform.Platform, path string) *Lock {
 	return l
 }
 
-// mustHeld acquires without waiting and requires a *HeldError.
+// mustHeld acquires without waiting and requires a *HeldError, which
+// matches ErrHeld.
 func mustHeld(t *testing.T, p *platform.Platform, path string) *HeldError {
 	t.Helper()
 	l, err := Acquire(context.Background(), p, path, Options{})
 	var held *HeldError
-	if !errors.As(err, &held) {
+	if !errors.As(err, &held) || !errors.Is(err, ErrHeld) {
 		if l != nil {
 			_ = l.Release()
 		}

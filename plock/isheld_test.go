@@ -10,6 +10,7 @@ import (
 
 	"github.com/rivus/collab/platform"
 	"github.com/rivus/collab/platform/platformtest"
+	"github.com/rivus/collab/platform/sqlite"
 )
 
 func TestIsHeldWritesNothing(t *testing.T) {
@@ -311,7 +312,7 @@ func TestAcquireWaitRetryMeetingCheckBacksOff(t *testing.T) {
 // check in progress holds it: a shared lock until it commits.
 func readTransaction(t *testing.T, path string) *sql.Tx {
 	t.Helper()
-	reader, err := platform.ModerncSQLite().Open(path, platform.SQLiteOptions{ReadOnly: true})
+	reader, err := sqlite.Opener().Open(path, platform.SQLiteOptions{ReadOnly: true})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/rivus/collab/fsm"
 	"github.com/rivus/collab/platform"
+	"github.com/rivus/collab/platform/sqlite"
 	"github.com/rivus/collab/policy"
 )
 
@@ -91,10 +92,12 @@ func (l *Lock) Close() error { return l.Release() }
 // that ends while waiting returns context.Cause(ctx) and leaves the other
 // tasks' turns as they were. A ctx that ends while the call attempts the
 // lock takes effect after the attempt: an attempt that took the lock
-// returns it, as golang.org/x/sync's semaphore does. A nil or incomplete
-// p, or an opts.Policy of another family, is an *ArgError.
+// returns it, as golang.org/x/sync's semaphore does. A nil p is
+// sqlite.OS() of platform/sqlite. A p without FS or Process, or an
+// opts.Policy of another family, is an *ArgError.
 func Acquire(ctx context.Context, p *platform.Platform, path string, opts Options) (*Lock, error) {
-	if err := checkPlatform(p); err != nil {
+	p, err := checkPlatform(p)
+	if err != nil {
 		return nil, err
 	}
 	pol, err := turnPolicy(opts.Policy)
@@ -122,9 +125,10 @@ func Acquire(ctx context.Context, p *platform.Platform, path string, opts Option
 // holds the lock at path, without taking it and without writing anything.
 // It looks at ctx once, before it starts, and never waits. The answer may
 // be stale by the time it arrives: only Acquire decides who holds the lock.
-// A nil or incomplete p is an *ArgError.
+// A nil p is sqlite.OS(); a p without FS or Process is an *ArgError.
 func IsHeld(ctx context.Context, p *platform.Platform, path string) (bool, error) {
-	if err := checkPlatform(p); err != nil {
+	p, err := checkPlatform(p)
+	if err != nil {
 		return false, err
 	}
 	if ctx.Err() != nil {
@@ -151,17 +155,18 @@ func turnPolicy(p policy.Policy) (policy.Policy, error) {
 	return p, nil
 }
 
-// checkPlatform returns an *ArgError unless p has what every call uses.
-func checkPlatform(p *platform.Platform) error {
+// checkPlatform returns p, sqlite.OS() for a nil p, or an *ArgError
+// unless p has what every call uses.
+func checkPlatform(p *platform.Platform) (*platform.Platform, error) {
 	switch {
 	case p == nil:
-		return &ArgError{"Platform", "is nil"}
+		return sqlite.OS(), nil
 	case p.FS == nil:
-		return &ArgError{"Platform", "has no FS"}
+		return nil, &ArgError{"Platform", "has no FS"}
 	case p.Process == nil:
-		return &ArgError{"Platform", "has no Process"}
+		return nil, &ArgError{"Platform", "has no Process"}
 	}
-	return nil
+	return p, nil
 }
 
 // opener is what decides which callers share turns: the platform's SQLite,
@@ -315,9 +320,11 @@ type Report struct {
 }
 
 // Inspect is IsHeld for people: it also reads who holds the lock. It
-// writes nothing. A nil or incomplete p is an *ArgError.
+// writes nothing. A nil p is sqlite.OS(); a p without FS or Process is an
+// *ArgError.
 func Inspect(ctx context.Context, p *platform.Platform, path string) (Report, error) {
-	if err := checkPlatform(p); err != nil {
+	p, err := checkPlatform(p)
+	if err != nil {
 		return Report{}, err
 	}
 	if ctx.Err() != nil {

@@ -5,10 +5,12 @@ import (
 	"io"
 
 	"github.com/rivus/collab/platform"
+	"github.com/rivus/collab/platform/sqlite"
 )
 
-// host is the platform the commands run on; tests replace it.
-var host = platform.OS
+// host is the platform the commands run on, with SQLite for locks and
+// lease stores; tests replace it.
+var host = sqlite.OS
 
 func runIdentity(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	if len(args) != 0 {

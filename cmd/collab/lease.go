@@ -15,6 +15,9 @@ import (
 	"time"
 
 	"github.com/rivus/collab/lease"
+	"github.com/rivus/collab/lease/file"
+	"github.com/rivus/collab/lease/sqlite"
+	"github.com/rivus/collab/lease/store"
 	"github.com/rivus/collab/platform"
 )
 
@@ -22,9 +25,9 @@ import (
 // while the command ran (the command was then stopped): EX_PROTOCOL.
 const exitLeaseLost = 76
 
-// store is an open repository and how to close it.
-type store struct {
-	repo  lease.Repository
+// leaseStore is an open repository and how to close it.
+type leaseStore struct {
+	repo  store.Repository
 	close func() error
 }
 
@@ -91,19 +94,19 @@ func (s storeSpec) mustExist(p *platform.Platform) error {
 }
 
 // openStore opens s, creating it if missing.
-func openStore(p *platform.Platform, s storeSpec) (store, error) {
+func openStore(p *platform.Platform, s storeSpec) (leaseStore, error) {
 	switch s.kind {
 	case "postgres":
 		return openPostgresStore(s.path)
 	case "dir":
-		r, err := lease.OpenFileRepository(p, s.path)
-		return store{r, func() error { return nil }}, err
+		r, err := file.Open(p, s.path)
+		return leaseStore{r, func() error { return nil }}, err
 	}
-	r, err := lease.OpenSQLiteRepository(p, s.path)
+	r, err := sqlite.Open(p, s.path)
 	if err != nil {
-		return store{}, err
+		return leaseStore{}, err
 	}
-	return store{r, r.Close}, nil
+	return leaseStore{r, r.Close}, nil
 }
 
 func runLease(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
@@ -143,7 +146,7 @@ func runLeaseRun(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	// Validate every argument before the store is opened (or created).
 	spec, specErr := parseStore(*storeSpec)
 	var keyErr error
-	if err := lease.ValidateKey(*key); err != nil {
+	if err := store.ValidateKey(*key); err != nil {
 		keyErr = fmt.Errorf("--key: %w", err)
 	}
 	cfg := lease.Config{TTL: *ttl, Heartbeat: *heartbeat, Repository: lease.NewMemoryRepository(), Platform: host()}
@@ -188,10 +191,13 @@ func acquireLease(m *lease.Manager, key string, wait bool, every time.Duration, 
 		switch {
 		case err == nil:
 			return l, 0
-		case errors.As(err, &held) && !wait:
+		case errors.As(err, &held) && !wait && held.Holder != nil:
 			fmt.Fprintf(stderr, "collab lease run: %q is held by pid %d on %s\n", key, held.Holder.PID, held.Holder.Host)
 			return nil, exitHeld
-		case !errors.As(err, &held):
+		case errors.Is(err, lease.ErrHeld) && !wait:
+			fmt.Fprintf(stderr, "collab lease run: %q is held (holder unknown)\n", key)
+			return nil, exitHeld
+		case !errors.Is(err, lease.ErrHeld):
 			fmt.Fprintf(stderr, "collab lease run: %v\n", err)
 			return nil, 1
 		}
@@ -279,8 +285,8 @@ func printLeases(stdout io.Writer, rows []leaseRow, asJSON bool) bool {
 // listLeases reads every record of a repository that can list its keys.
 // A record that cannot be read is returned in bad, one error naming its
 // key, and the others are still listed; err is a failure to list at all.
-func listLeases(ctx context.Context, repo lease.Repository, now time.Time) (rows []leaseRow, bad []error, err error) {
-	lister, ok := repo.(lease.Lister)
+func listLeases(ctx context.Context, repo store.Repository, now time.Time) (rows []leaseRow, bad []error, err error) {
+	lister, ok := repo.(store.Lister)
 	if !ok {
 		return nil, nil, errors.New("this store cannot list its keys")
 	}
@@ -302,7 +308,7 @@ func listLeases(ctx context.Context, repo lease.Repository, now time.Time) (rows
 	return rows, bad, nil
 }
 
-func rowOf(key string, s lease.Snapshot, now time.Time) leaseRow {
+func rowOf(key string, s store.Snapshot, now time.Time) leaseRow {
 	age := now.Sub(s.RenewedAt)
 	r := leaseRow{Key: key, Generation: s.Generation, State: "held", Age: age.Round(time.Second).String()}
 	holder := s.Holder

@@ -14,8 +14,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rivus/collab/lease"
+	"github.com/rivus/collab/lease/file"
+	"github.com/rivus/collab/lease/sqlite"
+	"github.com/rivus/collab/lease/store"
 	"github.com/rivus/collab/platform"
+	platformsqlite "github.com/rivus/collab/platform/sqlite"
 )
 
 // stores are the two kinds of STORE the command takes.
@@ -97,7 +100,7 @@ func TestLeaseRunStopsTheCommandOnLoss(t *testing.T) {
 		t.Fatalf("command said %q, %v", line, err)
 	}
 	// Another writer moves the record: the holder's next renewal conflicts.
-	repo, err := lease.OpenSQLiteRepository(platform.OS(), store)
+	repo, err := sqlite.Open(platformsqlite.OS(), store)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -178,12 +181,12 @@ func TestLeaseUsage(t *testing.T) {
 // is, and the exit status is 1.
 func TestLeaseLsListsTheReadableRecordsAndReportsTheCorrupt(t *testing.T) {
 	dir := t.TempDir()
-	repo, err := lease.OpenFileRepository(platform.OS(), dir)
+	repo, err := file.Open(platform.OS(), dir)
 	if err != nil {
 		t.Fatal(err)
 	}
 	self, _ := platform.OS().Process.Self()
-	good := lease.Snapshot{Generation: 7, Holder: self, RenewedAt: time.Now(), TTL: time.Hour}
+	good := store.Snapshot{Generation: 7, Holder: self, RenewedAt: time.Now(), TTL: time.Hour}
 	if _, err := repo.Save(t.Context(), "good", good, 0); err != nil {
 		t.Fatal(err)
 	}

@@ -66,7 +66,7 @@ func lockFailed(stderr io.Writer, path string, err error) int {
 	case errors.As(err, &held) && held.Holder != nil:
 		fmt.Fprintf(stderr, "collab lock: %s is held by pid %d on %s\n", path, held.Holder.PID, held.Holder.Host)
 		return exitHeld
-	case errors.As(err, &held):
+	case errors.Is(err, plock.ErrHeld):
 		fmt.Fprintf(stderr, "collab lock: %s is held (holder unknown)\n", path)
 		return exitHeld
 	case errors.Is(err, context.DeadlineExceeded):

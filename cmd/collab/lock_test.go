@@ -15,6 +15,7 @@ import (
 	"testing"
 
 	"github.com/rivus/collab/platform"
+	"github.com/rivus/collab/platform/sqlite"
 	"github.com/rivus/collab/plock"
 )
 
@@ -36,7 +37,7 @@ func TestLockRunsCommandAndExitsWithItsStatus(t *testing.T) {
 			if code != tc.code {
 				t.Fatalf("exit %d, want %d; stderr %q", code, tc.code, errOut)
 			}
-			if held, err := plock.IsHeld(context.Background(), platform.OS(), path); err != nil || held {
+			if held, err := plock.IsHeld(context.Background(), sqlite.OS(), path); err != nil || held {
 				t.Fatalf("lock still held after the command: %v, %v", held, err)
 			}
 		})
@@ -60,7 +61,7 @@ func TestLockIsHeldWhileTheCommandRuns(t *testing.T) {
 	if err != nil || line != "ready\n" {
 		t.Fatalf("command said %q, %v", line, err)
 	}
-	other := *platform.OS()
+	other := *sqlite.OS()
 	other.SQLite = &otherSQLite{other.SQLite}
 	if held, err := plock.IsHeld(context.Background(), &other, path); err != nil || !held {
 		t.Fatalf("IsHeld while the command runs = %v, %v; want true", held, err)
@@ -76,7 +77,7 @@ func TestLockIsHeldWhileTheCommandRuns(t *testing.T) {
 
 func TestLockHeldExits75NamingTheHolder(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "job.lock")
-	l, err := plock.Acquire(context.Background(), platform.OS(), path, plock.Options{})
+	l, err := plock.Acquire(context.Background(), sqlite.OS(), path, plock.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -98,7 +99,7 @@ func TestLockStatus(t *testing.T) {
 	if code != 1 || !strings.Contains(out, "free") {
 		t.Fatalf("free lock: exit %d, output %q", code, out)
 	}
-	l, err := plock.Acquire(context.Background(), platform.OS(), path, plock.Options{})
+	l, err := plock.Acquire(context.Background(), sqlite.OS(), path, plock.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

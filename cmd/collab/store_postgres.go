@@ -20,12 +20,12 @@ func isPostgresURL(spec string) bool {
 }
 
 // openPostgresStore opens the lease tables of the database at url.
-func openPostgresStore(url string) (store, error) {
+func openPostgresStore(url string) (leaseStore, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), postgresOpenTimeout)
 	defer cancel()
 	r, err := postgres.Open(ctx, url)
 	if err != nil {
-		return store{}, err
+		return leaseStore{}, err
 	}
-	return store{r, r.Close}, nil
+	return leaseStore{r, r.Close}, nil
 }

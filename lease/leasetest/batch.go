@@ -5,13 +5,13 @@ import (
 	"errors"
 	"testing"
 
-	"github.com/rivus/collab/lease"
+	"github.com/rivus/collab/lease/store"
 )
 
 // testBatchSaver: each write of a batch succeeds or fails on its own, in
 // order, as Save would one by one.
-func testBatchSaver(t *testing.T, r lease.Repository) {
-	b := r.(lease.BatchSaver) // Run adds this test only for batching repositories
+func testBatchSaver(t *testing.T, r store.Repository) {
+	b := r.(store.BatchSaver) // Run adds this test only for batching repositories
 	t.Run("per write", func(t *testing.T) { testBatchPerWrite(t, r, b) })
 	t.Run("empty", func(t *testing.T) {
 		revs, errs := b.SaveBatch(t.Context(), nil)
@@ -23,7 +23,7 @@ func testBatchSaver(t *testing.T, r lease.Repository) {
 		cause := errors.New("caller gave up")
 		ctx, cancel := context.WithCancelCause(t.Context())
 		cancel(cause)
-		revs, errs := b.SaveBatch(ctx, []lease.Write{{Key: "x", Snapshot: snapshot(1)}, {Key: "y", Snapshot: snapshot(2)}})
+		revs, errs := b.SaveBatch(ctx, []store.Write{{Key: "x", Snapshot: snapshot(1)}, {Key: "y", Snapshot: snapshot(2)}})
 		if len(revs) != 2 || len(errs) != 2 {
 			t.Fatalf("SaveBatch returned %d revisions and %d errors for 2 writes", len(revs), len(errs))
 		}
@@ -37,10 +37,10 @@ func testBatchSaver(t *testing.T, r lease.Repository) {
 	})
 }
 
-func testBatchPerWrite(t *testing.T, r lease.Repository, b lease.BatchSaver) {
+func testBatchPerWrite(t *testing.T, r store.Repository, b store.BatchSaver) {
 	revA := mustSave(t, r, "a", snapshot(1), 0)
 	revC := mustSave(t, r, "c", snapshot(3), 0)
-	writes := []lease.Write{
+	writes := []store.Write{
 		{Key: "a", Snapshot: snapshot(11), Expected: revA},      // applied
 		{Key: "b", Snapshot: snapshot(12), Expected: 0},         // applied: created
 		{Key: "c", Snapshot: snapshot(13), Expected: revC + 99}, // conflict

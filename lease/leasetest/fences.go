@@ -8,13 +8,13 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/rivus/collab/lease"
+	"github.com/rivus/collab/lease/store"
 )
 
 // testFenceExcludes: a second Fence on a held key returns only after the
 // first unlock, and the fence does not stop the key's records from being
 // written (a holder renews while its fenced work runs).
-func testFenceExcludes(t *testing.T, r lease.Repository) {
+func testFenceExcludes(t *testing.T, r store.Repository) {
 	unlock := fenceNow(t, r, "k")
 	var unlocked atomic.Bool
 	second := make(chan error, 1)
@@ -46,7 +46,7 @@ func testFenceExcludes(t *testing.T, r lease.Repository) {
 
 // testFenceMutualExclusion: goroutines taking one fence in turns are never
 // inside it together.
-func testFenceMutualExclusion(t *testing.T, r lease.Repository) {
+func testFenceMutualExclusion(t *testing.T, r store.Repository) {
 	const goroutines, rounds = 8, 25
 	var inside, most atomic.Int32
 	var wg sync.WaitGroup
@@ -78,7 +78,7 @@ func testFenceMutualExclusion(t *testing.T, r lease.Repository) {
 
 // testFenceKeysIndependent: holding one key's fence leaves the others'
 // free.
-func testFenceKeysIndependent(t *testing.T, r lease.Repository) {
+func testFenceKeysIndependent(t *testing.T, r store.Repository) {
 	a := fenceNow(t, r, "a")
 	defer a()
 	b := fenceNow(t, r, "b")
@@ -89,7 +89,7 @@ func testFenceKeysIndependent(t *testing.T, r lease.Repository) {
 
 // testFenceCancelled: a Fence whose context has ended, before or while
 // it waits, returns the cause and leaves the fence free.
-func testFenceCancelled(t *testing.T, r lease.Repository) {
+func testFenceCancelled(t *testing.T, r store.Repository) {
 	t.Run("before", func(t *testing.T) {
 		cause := errors.New("caller gave up before")
 		ctx, cancel := context.WithCancelCause(t.Context())
@@ -129,7 +129,7 @@ func testFenceCancelled(t *testing.T, r lease.Repository) {
 
 // testFenceUnlockIdempotent: calling an unlock again does nothing, even
 // when someone else holds the fence by then.
-func testFenceUnlockIdempotent(t *testing.T, r lease.Repository) {
+func testFenceUnlockIdempotent(t *testing.T, r store.Repository) {
 	first := fenceNow(t, r, "k")
 	first()
 	first()

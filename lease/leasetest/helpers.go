@@ -5,7 +5,7 @@ import (
 	"errors"
 	"testing"
 
-	"github.com/rivus/collab/lease"
+	"github.com/rivus/collab/lease/store"
 	"github.com/rivus/collab/platform"
 )
 
@@ -14,7 +14,7 @@ func holder(n int) platform.Identity {
 	return platform.Identity{Host: "leasetest", BootID: "b7c1e0d2-leasetest", PID: 1000 + n, StartTime: uint64(5000 + n), PIDNamespace: 4026531836}
 }
 
-func mustSave(t *testing.T, r lease.Repository, key string, s lease.Snapshot, expected lease.Revision) lease.Revision {
+func mustSave(t *testing.T, r store.Repository, key string, s store.Snapshot, expected store.Revision) store.Revision {
 	t.Helper()
 	rev, err := r.Save(t.Context(), key, s, expected)
 	if err != nil {
@@ -27,7 +27,7 @@ func mustSave(t *testing.T, r lease.Repository, key string, s lease.Snapshot, ex
 }
 
 // wantRecord checks that key holds s under rev.
-func wantRecord(t *testing.T, r lease.Repository, key string, s lease.Snapshot, rev lease.Revision) {
+func wantRecord(t *testing.T, r store.Repository, key string, s store.Snapshot, rev store.Revision) {
 	t.Helper()
 	rec, ok, err := r.Load(t.Context(), key)
 	switch {
@@ -43,7 +43,7 @@ func wantRecord(t *testing.T, r lease.Repository, key string, s lease.Snapshot, 
 }
 
 // wantNoRecord checks that key has no record.
-func wantNoRecord(t *testing.T, r lease.Repository, key string) {
+func wantNoRecord(t *testing.T, r store.Repository, key string) {
 	t.Helper()
 	rec, ok, err := r.Load(t.Context(), key)
 	if err != nil || ok {
@@ -53,34 +53,34 @@ func wantNoRecord(t *testing.T, r lease.Repository, key string) {
 
 // wantConflict checks that err is a revision conflict on key with the
 // given revisions, matched both ways callers match it.
-func wantConflict(t *testing.T, err error, key string, expected, actual lease.Revision) {
+func wantConflict(t *testing.T, err error, key string, expected, actual store.Revision) {
 	t.Helper()
-	var c *lease.RevisionConflictError
+	var c *store.RevisionConflictError
 	if !errors.As(err, &c) {
-		t.Fatalf("got %v, want a *lease.RevisionConflictError", err)
+		t.Fatalf("got %v, want a *store.RevisionConflictError", err)
 	}
 	if c.Key != key || c.Expected != expected || c.Actual != actual {
 		t.Fatalf("conflict = %+v, want key %q, expected %d, actual %d", *c, key, expected, actual)
 	}
-	if !errors.Is(err, lease.ErrRevisionConflict) {
+	if !errors.Is(err, store.ErrRevisionConflict) {
 		t.Fatalf("errors.Is(%v, ErrRevisionConflict) = false", err)
 	}
 }
 
-// wantKeyError checks that err is a *lease.KeyError for key.
+// wantKeyError checks that err is a *store.KeyError for key.
 func wantKeyError(t *testing.T, what string, err error, key string) {
 	t.Helper()
-	var ke *lease.KeyError
+	var ke *store.KeyError
 	if !errors.As(err, &ke) || ke.Key != key || ke.Reason == "" {
-		t.Fatalf("%s(%q) = %v, want a *lease.KeyError for the key, with a reason", what, key, err)
+		t.Fatalf("%s(%q) = %v, want a *store.KeyError for the key, with a reason", what, key, err)
 	}
-	if !errors.Is(err, lease.ErrInvalidKey) {
+	if !errors.Is(err, store.ErrInvalidKey) {
 		t.Fatalf("errors.Is(%v, ErrInvalidKey) = false", err)
 	}
 }
 
 // fenceNow takes key's fence, which should be free or soon so.
-func fenceNow(t *testing.T, r lease.Repository, key string) func() {
+func fenceNow(t *testing.T, r store.Repository, key string) func() {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(t.Context(), wait)
 	defer cancel()
@@ -96,7 +96,7 @@ func fenceNow(t *testing.T, r lease.Repository, key string) func() {
 
 // wantFenceHeld checks that a Fence call on key keeps waiting for
 // heldProbe and then returns its context's error, holding nothing.
-func wantFenceHeld(t *testing.T, r lease.Repository, key string) {
+func wantFenceHeld(t *testing.T, r store.Repository, key string) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(t.Context(), heldProbe)
 	defer cancel()

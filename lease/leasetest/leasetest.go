@@ -1,8 +1,9 @@
-// Package leasetest is the conformance suite of lease.Repository: every
-// repository of package lease runs it, and so can a repository of yours.
+// Package leasetest is the conformance suite of lease/store.Repository:
+// every repository of this module runs it (the memory one, lease/sqlite,
+// lease/file and lease/postgres), and so can a repository of yours.
 //
 //	func TestMyRepository(t *testing.T) {
-//		leasetest.Run(t, func(t *testing.T) lease.Repository {
+//		leasetest.Run(t, func(t *testing.T) store.Repository {
 //			r := openMyRepository(t.TempDir())
 //			t.Cleanup(func() { r.Close() })
 //			return r
@@ -14,7 +15,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rivus/collab/lease"
+	"github.com/rivus/collab/lease/store"
 )
 
 // Run checks the repositories that open returns, one fresh, empty
@@ -27,8 +28,8 @@ import (
 // "..", unicode, 256 bytes) and keys and snapshots that are invalid (a
 // save of one fails and writes nothing), contexts that have
 // ended, fences (exclusion, cancelled waits, idempotent unlock), and, if
-// the repository implements lease.BatchSaver, batches.
-func Run(t *testing.T, open func(t *testing.T) lease.Repository) {
+// the repository implements store.BatchSaver, batches.
+func Run(t *testing.T, open func(t *testing.T) store.Repository) {
 	t.Helper()
 	tests := []subtest{
 		{"LoadMissing", testLoadMissing},
@@ -50,7 +51,7 @@ func Run(t *testing.T, open func(t *testing.T) lease.Repository) {
 		{"FenceUnlockIdempotent", testFenceUnlockIdempotent},
 	}
 	// The batch subtests run only for repositories that can batch.
-	if _, ok := open(t).(lease.BatchSaver); ok {
+	if _, ok := open(t).(store.BatchSaver); ok {
 		tests = append(tests, subtest{"BatchSaver", testBatchSaver})
 	}
 	for _, tc := range tests {
@@ -61,7 +62,7 @@ func Run(t *testing.T, open func(t *testing.T) lease.Repository) {
 // subtest is one test of the suite, run on a fresh repository.
 type subtest struct {
 	name string
-	test func(*testing.T, lease.Repository)
+	test func(*testing.T, store.Repository)
 }
 
 // wait bounds every wait that should end promptly, so that a broken
@@ -75,8 +76,8 @@ const heldProbe = 50 * time.Millisecond
 
 // snapshot returns a distinct snapshot for gen, with a time zone and
 // nanoseconds that storage must keep.
-func snapshot(gen lease.Token) lease.Snapshot {
-	return lease.Snapshot{
+func snapshot(gen store.Token) store.Snapshot {
+	return store.Snapshot{
 		Generation: gen,
 		Holder:     holder(int(gen)),
 		RenewedAt:  time.Date(2026, 3, 4, 5, 6, 7, 890123456, time.FixedZone("UTC+2", 2*3600)).Add(time.Duration(gen) * time.Second),
@@ -84,7 +85,7 @@ func snapshot(gen lease.Token) lease.Snapshot {
 	}
 }
 
-func equalSnapshots(a, b lease.Snapshot) bool {
+func equalSnapshots(a, b store.Snapshot) bool {
 	return a.Generation == b.Generation && a.Holder == b.Holder && a.Released == b.Released &&
 		a.RenewedAt.Equal(b.RenewedAt) && a.TTL == b.TTL
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/rivus/collab/lease"
 	"github.com/rivus/collab/lease/leasetest"
+	"github.com/rivus/collab/lease/store"
 	"go.uber.org/goleak"
 )
 
@@ -31,13 +32,13 @@ func TestMain(m *testing.M) {
 // child of TestSuiteCatchesMutants, against the mutant its environment
 // names.
 func TestRunMemory(t *testing.T) {
-	open := func(*testing.T) lease.Repository { return lease.NewMemoryRepository() }
+	open := func(*testing.T) store.Repository { return lease.NewMemoryRepository() }
 	if name := os.Getenv(mutantEnv); name != "" {
 		m, ok := mutants[name]
 		if !ok {
 			t.Fatalf("no mutant %q", name)
 		}
-		open = func(*testing.T) lease.Repository { return m.open() }
+		open = func(*testing.T) store.Repository { return m.open() }
 	}
 	leasetest.Run(t, open)
 }
@@ -45,16 +46,16 @@ func TestRunMemory(t *testing.T) {
 // mutants are repositories each broken in one way, and the subtests of
 // the suite that must catch it.
 var mutants = map[string]struct {
-	open func() lease.Repository
+	open func() store.Repository
 	fail []string
 }{
-	"no compare":        {func() lease.Repository { return noCompare{lease.NewMemoryRepository()} }, []string{"CreateTwiceConflicts", "StaleRevisionConflicts"}},
-	"no fence":          {func() lease.Repository { return noFence{lease.NewMemoryRepository()} }, []string{"FenceExcludes", "FenceUnlockIdempotent"}},
-	"unlock not once":   {func() lease.Repository { return newUnlockNotOnce() }, []string{"FenceUnlockIdempotent"}},
-	"keys folded":       {func() lease.Repository { return foldKeys{lease.NewMemoryRepository()} }, []string{"AwkwardKeys"}},
-	"keys not checked":  {func() lease.Repository { return anyKey{lease.NewMemoryRepository()} }, []string{"InvalidKeys"}},
-	"context ignored":   {func() lease.Repository { return noContext{lease.NewMemoryRepository()} }, []string{"EndedContext"}},
-	"batch all or none": {func() lease.Repository { return allOrNone{lease.NewMemoryRepository()} }, []string{"BatchSaver"}},
+	"no compare":        {func() store.Repository { return noCompare{lease.NewMemoryRepository()} }, []string{"CreateTwiceConflicts", "StaleRevisionConflicts"}},
+	"no fence":          {func() store.Repository { return noFence{lease.NewMemoryRepository()} }, []string{"FenceExcludes", "FenceUnlockIdempotent"}},
+	"unlock not once":   {func() store.Repository { return newUnlockNotOnce() }, []string{"FenceUnlockIdempotent"}},
+	"keys folded":       {func() store.Repository { return foldKeys{lease.NewMemoryRepository()} }, []string{"AwkwardKeys"}},
+	"keys not checked":  {func() store.Repository { return anyKey{lease.NewMemoryRepository()} }, []string{"InvalidKeys"}},
+	"context ignored":   {func() store.Repository { return noContext{lease.NewMemoryRepository()} }, []string{"EndedContext"}},
+	"batch all or none": {func() store.Repository { return allOrNone{lease.NewMemoryRepository()} }, []string{"BatchSaver"}},
 }
 
 // TestSuiteCatchesMutants runs the suite against each mutant in a child
@@ -80,7 +81,7 @@ func TestSuiteCatchesMutants(t *testing.T) {
 // noCompare saves over whatever revision is stored.
 type noCompare struct{ *lease.MemoryRepository }
 
-func (r noCompare) Save(ctx context.Context, key string, s lease.Snapshot, _ lease.Revision) (lease.Revision, error) {
+func (r noCompare) Save(ctx context.Context, key string, s store.Snapshot, _ store.Revision) (store.Revision, error) {
 	rec, _, err := r.Load(ctx, key)
 	if err != nil {
 		return 0, err
@@ -105,7 +106,7 @@ func newUnlockNotOnce() unlockNotOnce {
 }
 
 func (r unlockNotOnce) Fence(ctx context.Context, key string) (func(), error) {
-	if err := lease.ValidateKey(key); err != nil {
+	if err := store.ValidateKey(key); err != nil {
 		return nil, err
 	}
 	if ctx.Err() != nil {
@@ -135,22 +136,22 @@ func (r unlockNotOnce) Fence(ctx context.Context, key string) (func(), error) {
 // would with naive file names.
 type foldKeys struct{ *lease.MemoryRepository }
 
-func (r foldKeys) Load(ctx context.Context, key string) (lease.Record, bool, error) {
+func (r foldKeys) Load(ctx context.Context, key string) (store.Record, bool, error) {
 	return r.MemoryRepository.Load(ctx, strings.ToLower(key))
 }
 
-func (r foldKeys) Save(ctx context.Context, key string, s lease.Snapshot, expected lease.Revision) (lease.Revision, error) {
+func (r foldKeys) Save(ctx context.Context, key string, s store.Snapshot, expected store.Revision) (store.Revision, error) {
 	return r.MemoryRepository.Save(ctx, strings.ToLower(key), s, expected)
 }
 
 // anyKey accepts every key by storing it hex-encoded.
 type anyKey struct{ *lease.MemoryRepository }
 
-func (r anyKey) Load(ctx context.Context, key string) (lease.Record, bool, error) {
+func (r anyKey) Load(ctx context.Context, key string) (store.Record, bool, error) {
 	return r.MemoryRepository.Load(ctx, "k"+hex.EncodeToString([]byte(key)))
 }
 
-func (r anyKey) Save(ctx context.Context, key string, s lease.Snapshot, expected lease.Revision) (lease.Revision, error) {
+func (r anyKey) Save(ctx context.Context, key string, s store.Snapshot, expected store.Revision) (store.Revision, error) {
 	return r.MemoryRepository.Save(ctx, "k"+hex.EncodeToString([]byte(key)), s, expected)
 }
 
@@ -162,23 +163,23 @@ func (r anyKey) Fence(ctx context.Context, key string) (func(), error) {
 // ignored them would hang the suite rather than fail it.)
 type noContext struct{ *lease.MemoryRepository }
 
-func (r noContext) Load(_ context.Context, key string) (lease.Record, bool, error) {
+func (r noContext) Load(_ context.Context, key string) (store.Record, bool, error) {
 	return r.MemoryRepository.Load(context.Background(), key)
 }
 
-func (r noContext) Save(_ context.Context, key string, s lease.Snapshot, expected lease.Revision) (lease.Revision, error) {
+func (r noContext) Save(_ context.Context, key string, s store.Snapshot, expected store.Revision) (store.Revision, error) {
 	return r.MemoryRepository.Save(context.Background(), key, s, expected)
 }
 
 // allOrNone fails a whole batch when one write fails.
 type allOrNone struct{ *lease.MemoryRepository }
 
-func (r allOrNone) SaveBatch(ctx context.Context, writes []lease.Write) ([]lease.Revision, []error) {
-	revs, errs := make([]lease.Revision, len(writes)), make([]error, len(writes))
+func (r allOrNone) SaveBatch(ctx context.Context, writes []store.Write) ([]store.Revision, []error) {
+	revs, errs := make([]store.Revision, len(writes)), make([]error, len(writes))
 	for _, w := range writes {
 		rec, _, err := r.Load(ctx, w.Key)
 		if err == nil && rec.Revision != w.Expected {
-			err = &lease.RevisionConflictError{Key: w.Key, Expected: w.Expected, Actual: rec.Revision}
+			err = &store.RevisionConflictError{Key: w.Key, Expected: w.Expected, Actual: rec.Revision}
 		}
 		if err != nil {
 			for j := range errs {

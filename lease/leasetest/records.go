@@ -9,20 +9,20 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rivus/collab/lease"
+	"github.com/rivus/collab/lease/store"
 )
 
-func testLoadMissing(t *testing.T, r lease.Repository) {
+func testLoadMissing(t *testing.T, r store.Repository) {
 	wantNoRecord(t, r, "missing")
 }
 
-func testCreateWithZero(t *testing.T, r lease.Repository) {
+func testCreateWithZero(t *testing.T, r store.Repository) {
 	s := snapshot(1)
 	rev := mustSave(t, r, "k", s, 0)
 	wantRecord(t, r, "k", s, rev)
 }
 
-func testCreateTwiceConflicts(t *testing.T, r lease.Repository) {
+func testCreateTwiceConflicts(t *testing.T, r store.Repository) {
 	first := snapshot(1)
 	rev := mustSave(t, r, "k", first, 0)
 	_, err := r.Save(t.Context(), "k", snapshot(2), 0)
@@ -30,10 +30,10 @@ func testCreateTwiceConflicts(t *testing.T, r lease.Repository) {
 	wantRecord(t, r, "k", first, rev)
 }
 
-func testSaveOverRevision(t *testing.T, r lease.Repository) {
-	seen := map[lease.Revision]bool{}
-	var rev lease.Revision
-	for gen := lease.Token(1); gen <= 5; gen++ {
+func testSaveOverRevision(t *testing.T, r store.Repository) {
+	seen := map[store.Revision]bool{}
+	var rev store.Revision
+	for gen := store.Token(1); gen <= 5; gen++ {
 		s := snapshot(gen)
 		rev = mustSave(t, r, "k", s, rev)
 		if seen[rev] {
@@ -44,7 +44,7 @@ func testSaveOverRevision(t *testing.T, r lease.Repository) {
 	}
 }
 
-func testStaleRevisionConflicts(t *testing.T, r lease.Repository) {
+func testStaleRevisionConflicts(t *testing.T, r store.Repository) {
 	r1 := mustSave(t, r, "k", snapshot(1), 0)
 	s2 := snapshot(2)
 	r2 := mustSave(t, r, "k", s2, r1)
@@ -62,7 +62,7 @@ func testStaleRevisionConflicts(t *testing.T, r lease.Repository) {
 	wantNoRecord(t, r, "other")
 }
 
-func testTombstoneRoundTrip(t *testing.T, r lease.Repository) {
+func testTombstoneRoundTrip(t *testing.T, r store.Repository) {
 	held := snapshot(7)
 	rev := mustSave(t, r, "k", held, 0)
 	tomb := held
@@ -75,18 +75,18 @@ func testTombstoneRoundTrip(t *testing.T, r lease.Repository) {
 	wantRecord(t, r, "k", next, rev)
 }
 
-func testManyKeysIndependent(t *testing.T, r lease.Repository) {
+func testManyKeysIndependent(t *testing.T, r store.Repository) {
 	const n = 20
-	revs := make([]lease.Revision, n)
+	revs := make([]store.Revision, n)
 	key := func(i int) string { return fmt.Sprintf("key-%d", i) }
 	for i := range n {
-		revs[i] = mustSave(t, r, key(i), snapshot(lease.Token(i+1)), 0)
+		revs[i] = mustSave(t, r, key(i), snapshot(store.Token(i+1)), 0)
 	}
 	_, err := r.Save(t.Context(), key(3), snapshot(99), revs[3]+1)
 	wantConflict(t, err, key(3), revs[3]+1, revs[3])
 	revs[5] = mustSave(t, r, key(5), snapshot(100), revs[5])
 	for i := range n {
-		want := snapshot(lease.Token(i + 1))
+		want := snapshot(store.Token(i + 1))
 		if i == 5 {
 			want = snapshot(100)
 		}
@@ -103,36 +103,36 @@ func awkwardKeys() []string {
 		"Key", "key", "KEY", "über/straße", "日本語のキー", "emoji 🙂", "with space", "tab\tand\nnewline",
 		"percent%2f", "_2f", "_", "-", "x.json", "x.lock", "x.fence", ".locks", ".fences", ".hidden",
 		"con", "CON", "nul", "'quote\"", "semi;colon", "?*<>|:",
-		strings.Repeat("k", lease.MaxKeyLen),
-		strings.Repeat("k", lease.MaxKeyLen-1),
-		strings.Repeat("é", lease.MaxKeyLen/2),
-		strings.Repeat("/", lease.MaxKeyLen),
-		strings.Repeat("a/", lease.MaxKeyLen/2),
-		strings.Repeat(".", lease.MaxKeyLen),
+		strings.Repeat("k", store.MaxKeyLen),
+		strings.Repeat("k", store.MaxKeyLen-1),
+		strings.Repeat("é", store.MaxKeyLen/2),
+		strings.Repeat("/", store.MaxKeyLen),
+		strings.Repeat("a/", store.MaxKeyLen/2),
+		strings.Repeat(".", store.MaxKeyLen),
 	}
 }
 
-func testAwkwardKeys(t *testing.T, r lease.Repository) {
+func testAwkwardKeys(t *testing.T, r store.Repository) {
 	keys := awkwardKeys()
-	revs := make([]lease.Revision, len(keys))
+	revs := make([]store.Revision, len(keys))
 	for i, k := range keys {
-		revs[i] = mustSave(t, r, k, snapshot(lease.Token(i+1)), 0)
+		revs[i] = mustSave(t, r, k, snapshot(store.Token(i+1)), 0)
 	}
 	// Loading after all saves shows that no two keys share a record.
 	for i, k := range keys {
-		wantRecord(t, r, k, snapshot(lease.Token(i+1)), revs[i])
+		wantRecord(t, r, k, snapshot(store.Token(i+1)), revs[i])
 	}
 	for i, k := range keys {
-		s := snapshot(lease.Token(i + 1000))
+		s := snapshot(store.Token(i + 1000))
 		revs[i] = mustSave(t, r, k, s, revs[i])
 		wantRecord(t, r, k, s, revs[i])
 	}
 }
 
 // invalidKeys are keys every repository refuses.
-var invalidKeys = []string{"", strings.Repeat("k", lease.MaxKeyLen+1), "a\x00b", "\x00", "bad \xff utf-8"}
+var invalidKeys = []string{"", strings.Repeat("k", store.MaxKeyLen+1), "a\x00b", "\x00", "bad \xff utf-8"}
 
-func testInvalidKeys(t *testing.T, r lease.Repository) {
+func testInvalidKeys(t *testing.T, r store.Repository) {
 	for _, k := range invalidKeys {
 		_, _, err := r.Load(t.Context(), k)
 		wantKeyError(t, "Load", err, k)
@@ -147,7 +147,7 @@ func testInvalidKeys(t *testing.T, r lease.Repository) {
 	}
 }
 
-func testEndedContext(t *testing.T, r lease.Repository) {
+func testEndedContext(t *testing.T, r store.Repository) {
 	cause := errors.New("caller gave up")
 	ctx, cancel := context.WithCancelCause(t.Context())
 	cancel(cause)
@@ -168,7 +168,7 @@ func testEndedContext(t *testing.T, r lease.Repository) {
 // contenders is how many goroutines race for one revision.
 const contenders = 16
 
-func testConcurrentSavesOneWins(t *testing.T, r lease.Repository) {
+func testConcurrentSavesOneWins(t *testing.T, r store.Repository) {
 	t.Run("create", func(t *testing.T) { raceSaves(t, r, "fresh", 0) })
 	t.Run("update", func(t *testing.T) {
 		rev := mustSave(t, r, "existing", snapshot(1), 0)
@@ -178,17 +178,17 @@ func testConcurrentSavesOneWins(t *testing.T, r lease.Repository) {
 
 // raceSaves has contenders goroutines save over expected at once, and
 // checks that exactly one wins and every other sees the winner's revision.
-func raceSaves(t *testing.T, r lease.Repository, key string, expected lease.Revision) {
+func raceSaves(t *testing.T, r store.Repository, key string, expected store.Revision) {
 	type result struct {
-		gen lease.Token
-		rev lease.Revision
+		gen store.Token
+		rev store.Revision
 		err error
 	}
 	start := make(chan struct{})
 	results := make(chan result, contenders)
 	var wg sync.WaitGroup
 	for i := range contenders {
-		gen := lease.Token(100 + i)
+		gen := store.Token(100 + i)
 		wg.Go(func() {
 			<-start
 			rev, err := r.Save(t.Context(), key, snapshot(gen), expected)
@@ -235,13 +235,13 @@ func invalidSnapshots() []fieldCase {
 
 type fieldCase struct {
 	field string
-	snap  lease.Snapshot
+	snap  store.Snapshot
 }
 
 // testInvalidSnapshots: a save of a snapshot that no record holds fails
-// with a *lease.SnapshotFieldError naming the field, and writes nothing,
+// with a *store.SnapshotFieldError naming the field, and writes nothing,
 // alone or in a batch, where the other writes go through.
-func testInvalidSnapshots(t *testing.T, r lease.Repository) {
+func testInvalidSnapshots(t *testing.T, r store.Repository) {
 	good := snapshot(1)
 	rev := mustSave(t, r, "held", good, 0)
 	for i, c := range invalidSnapshots() {
@@ -251,12 +251,12 @@ func testInvalidSnapshots(t *testing.T, r lease.Repository) {
 		_, err = r.Save(t.Context(), "held", c.snap, rev)
 		wantFieldError(t, "Save over a record", err, c.field)
 		wantRecord(t, r, "held", good, rev)
-		b, ok := r.(lease.BatchSaver)
+		b, ok := r.(store.BatchSaver)
 		if !ok {
 			continue
 		}
 		other := fmt.Sprintf("other-%d", i)
-		revs, errs := b.SaveBatch(t.Context(), []lease.Write{{Key: "new", Snapshot: c.snap}, {Key: other, Snapshot: good}})
+		revs, errs := b.SaveBatch(t.Context(), []store.Write{{Key: "new", Snapshot: c.snap}, {Key: other, Snapshot: good}})
 		wantFieldError(t, "SaveBatch", errs[0], c.field)
 		if errs[1] != nil {
 			t.Fatalf("SaveBatch: the valid write beside an invalid one failed: %v", errs[1])
@@ -268,8 +268,8 @@ func testInvalidSnapshots(t *testing.T, r lease.Repository) {
 
 func wantFieldError(t *testing.T, call string, err error, field string) {
 	t.Helper()
-	var fe *lease.SnapshotFieldError
+	var fe *store.SnapshotFieldError
 	if !errors.As(err, &fe) || fe.Field != field {
-		t.Fatalf("%s of a snapshot with a bad %s = %v, want a *lease.SnapshotFieldError of that field", call, field, err)
+		t.Fatalf("%s of a snapshot with a bad %s = %v, want a *store.SnapshotFieldError of that field", call, field, err)
 	}
 }

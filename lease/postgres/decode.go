@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/rivus/collab/lease"
+	"github.com/rivus/collab/lease/store"
 	"github.com/rivus/collab/platform"
 )
 
@@ -16,28 +16,28 @@ type storedRow struct {
 }
 
 // decode converts the row to a record, reporting any value that a valid
-// record cannot hold (lease.Snapshot.Validate included).
-func (row storedRow) decode() (lease.Record, error) {
+// record cannot hold (store.Snapshot.Validate included).
+func (row storedRow) decode() (store.Record, error) {
 	if row.revision <= 0 {
-		return lease.Record{}, fmt.Errorf("revision %d is not positive", row.revision)
+		return store.Record{}, fmt.Errorf("revision %d is not positive", row.revision)
 	}
 	holder, err := platform.ParseIdentity([]byte(row.holder))
 	if err != nil {
-		return lease.Record{}, &lease.SnapshotFieldError{Field: "holder", Err: err}
+		return store.Record{}, &store.SnapshotFieldError{Field: "holder", Err: err}
 	}
 	t, err := time.Parse(time.RFC3339Nano, row.renewedAt)
 	if err != nil {
-		return lease.Record{}, fmt.Errorf("renewed_at: %w", err)
+		return store.Record{}, fmt.Errorf("renewed_at: %w", err)
 	}
-	s := lease.Snapshot{
-		Generation: lease.Token(row.generation),
+	s := store.Snapshot{
+		Generation: store.Token(row.generation),
 		Holder:     holder,
 		Released:   row.released,
 		RenewedAt:  t,
 		TTL:        time.Duration(row.ttl),
 	}
 	if err := s.Validate(); err != nil {
-		return lease.Record{}, err
+		return store.Record{}, err
 	}
-	return lease.Record{Snapshot: s, Revision: lease.Revision(row.revision)}, nil
+	return store.Record{Snapshot: s, Revision: store.Revision(row.revision)}, nil
 }

@@ -23,7 +23,7 @@
 // renewed_at is text rather than timestamptz, which keeps microseconds
 // only: a record reads back exactly as it was written, zone included. A
 // database of another schema version fails to open with a
-// *lease.SchemaError wrapped in a *lease.RepositoryError, and is not
+// *[SchemaError] wrapped in a *store.RepositoryError, and is not
 // changed. [WithSchema] puts the tables in a PostgreSQL schema of their
 // own.
 //
@@ -39,8 +39,8 @@
 // time.RFC3339Nano writes, a positive TTL, a generation other than 0. No
 // row written means a conflict, a corrupt row, or a valid row in another
 // form; a second statement reads the row and tells them apart: a
-// conflict is a *lease.RevisionConflictError, a corrupt row its
-// *lease.CorruptRecordError (the row is never written over), and a valid
+// conflict is a *store.RevisionConflictError, a corrupt row its
+// *store.CorruptRecordError (the row is never written over), and a valid
 // row is written over in a transaction that locks and decodes it first.
 // SaveBatch runs the statements of all its writes in one transaction,
 // sent in one pipeline (with its begin and commit, three round trips for

@@ -9,6 +9,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/rivus/collab/internal/keylock"
+	"github.com/rivus/collab/lease/internal/check"
 	"github.com/rivus/collab/platform"
 )
 
@@ -65,7 +66,7 @@ func (r *Repository) FenceWatch(ctx context.Context, key string) (func(), <-chan
 }
 
 func (r *Repository) fence(ctx context.Context, key string, watch bool) (func(), <-chan struct{}, error) {
-	if err := begin(ctx, key); err != nil {
+	if err := check.Call(ctx, key); err != nil {
 		return nil, nil, err
 	}
 	unlockLocal, err := r.fences.local.Lock(ctx, key)

@@ -11,6 +11,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/rivus/collab/lease"
 	"github.com/rivus/collab/lease/postgres"
+	"github.com/rivus/collab/lease/store"
 	"go.uber.org/goleak"
 )
 
@@ -76,8 +77,8 @@ func execSQL(t testing.TB, url, query string, args ...any) {
 }
 
 // snap returns a valid snapshot of generation gen, which Load accepts.
-func snap(gen lease.Token) lease.Snapshot {
-	return lease.Snapshot{Generation: gen, Holder: benchHolder, RenewedAt: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC), TTL: time.Minute}
+func snap(gen lease.Token) store.Snapshot {
+	return store.Snapshot{Generation: gen, Holder: benchHolder, RenewedAt: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC), TTL: time.Minute}
 }
 
 // rawConn opens a connection that bypasses the repository.

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/rivus/collab/lease"
+	"github.com/rivus/collab/lease/store"
 	"github.com/rivus/collab/platform/platformtest"
 )
 
@@ -39,7 +40,7 @@ func TestHostsJudgedByTTL(t *testing.T) {
 		hostB.Clock.Advance(d)
 		_, err := observer.Acquire(t.Context(), "k")
 		var he *lease.HeldError
-		if !errors.As(err, &he) || he.Holder != selfA {
+		if !errors.As(err, &he) || he.Holder == nil || *he.Holder != selfA {
 			t.Fatalf("Acquire on host b before the TTL = %v, want a *HeldError naming %v", err, selfA)
 		}
 	}
@@ -61,7 +62,7 @@ func TestHostsJudgedByTTL(t *testing.T) {
 }
 
 // newManager returns a manager on host, closed when the test ends.
-func newManager(t *testing.T, host *platformtest.Fake, repo lease.Repository) *lease.Manager {
+func newManager(t *testing.T, host *platformtest.Fake, repo store.Repository) *lease.Manager {
 	t.Helper()
 	m, err := lease.NewManager(lease.Config{TTL: ttl, Heartbeat: hb, Repository: repo, Platform: host.Platform})
 	if err != nil {

@@ -8,7 +8,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
-	"github.com/rivus/collab/lease"
+	"github.com/rivus/collab/lease/store"
 	"github.com/rivus/collab/platform"
 )
 
@@ -25,9 +25,9 @@ type Repository struct {
 }
 
 var (
-	_ lease.Repository = (*Repository)(nil)
-	_ lease.BatchSaver = (*Repository)(nil)
-	_ lease.Lister     = (*Repository)(nil)
+	_ store.Repository = (*Repository)(nil)
+	_ store.BatchSaver = (*Repository)(nil)
+	_ store.Lister     = (*Repository)(nil)
 )
 
 // Option changes how Open sets up the repository.
@@ -52,8 +52,8 @@ func WithClock(clock platform.Clock) Option {
 
 // Open connects to the database at url (postgres://... or a key=value
 // connection string), and creates or checks the schema. Failures are
-// *lease.RepositoryError; an unknown schema version wraps a
-// *lease.SchemaError and leaves the database untouched.
+// *store.RepositoryError; an unknown schema version wraps a
+// *SchemaError and leaves the database untouched.
 func Open(ctx context.Context, url string, opts ...Option) (*Repository, error) {
 	o := options{clock: platform.RealClock()}
 	for _, opt := range opts {
@@ -62,11 +62,11 @@ func Open(ctx context.Context, url string, opts ...Option) (*Repository, error) 
 	cfg, err := pgxpool.ParseConfig(url)
 	if err != nil {
 		// The message may quote the URL, password included: keep it out.
-		return nil, &lease.RepositoryError{Op: "open", Err: errors.New("cannot parse the PostgreSQL connection string")}
+		return nil, &store.RepositoryError{Op: "open", Err: errors.New("cannot parse the PostgreSQL connection string")}
 	}
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
-		return nil, &lease.RepositoryError{Op: "open", Err: err}
+		return nil, &store.RepositoryError{Op: "open", Err: err}
 	}
 	r, err := setup(ctx, pool, cfg, o)
 	if err != nil {
@@ -90,7 +90,7 @@ func setup(ctx context.Context, pool *pgxpool.Pool, cfg *pgxpool.Config, o optio
 	}
 	fencePool, err := pgxpool.NewWithConfig(ctx, cfg.Copy())
 	if err != nil {
-		return nil, &lease.RepositoryError{Op: "open", Err: err}
+		return nil, &store.RepositoryError{Op: "open", Err: err}
 	}
 	return &Repository{
 		pool:   pool,
@@ -109,10 +109,10 @@ func (r *Repository) Close() error {
 }
 
 // fail returns the cause of ctx if it ended (pgx reports an interrupted
-// query as its own error), else a *lease.RepositoryError.
+// query as its own error), else a *store.RepositoryError.
 func fail(ctx context.Context, op, key string, err error) error {
 	if ctx.Err() != nil {
 		return context.Cause(ctx)
 	}
-	return &lease.RepositoryError{Op: op, Key: key, Err: err}
+	return &store.RepositoryError{Op: op, Key: key, Err: err}
 }

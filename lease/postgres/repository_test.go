@@ -12,11 +12,12 @@ import (
 	"github.com/rivus/collab/lease"
 	"github.com/rivus/collab/lease/leasetest"
 	"github.com/rivus/collab/lease/postgres"
+	"github.com/rivus/collab/lease/store"
 )
 
 func TestConformance(t *testing.T) {
 	testURL(t)
-	leasetest.Run(t, func(t *testing.T) lease.Repository {
+	leasetest.Run(t, func(t *testing.T) store.Repository {
 		return openRepo(t, newSchema(t))
 	})
 }
@@ -37,7 +38,7 @@ func TestSchemaSetupIsIdempotent(t *testing.T) {
 		})
 	}
 	wg.Wait()
-	var rev lease.Revision
+	var rev store.Revision
 	for i := range 3 {
 		r := openRepo(t, schema)
 		rec, ok, err := r.Load(t.Context(), "k")
@@ -48,6 +49,14 @@ func TestSchemaSetupIsIdempotent(t *testing.T) {
 			t.Fatal(err)
 		}
 		_ = r.Close()
+	}
+}
+
+func TestSchemaErrorMessage(t *testing.T) {
+	err := &postgres.SchemaError{Where: "database collab on db.example, table collab_leases", Version: 7, Supported: 1}
+	want := `lease: database collab on db.example, table collab_leases has schema version 7; this version of collab supports 1`
+	if got := err.Error(); got != want {
+		t.Errorf("Error() =\n%s\nwant\n%s", got, want)
 	}
 }
 
@@ -63,8 +72,8 @@ func TestSchemaVersion(t *testing.T) {
 	qualified := func(table string) string { return pgx.Identifier{schema, table}.Sanitize() }
 	execSQL(t, url, "UPDATE "+qualified("collab_lease_schema")+" SET version = 2")
 	_, err := postgres.Open(t.Context(), url, postgres.WithSchema(schema))
-	var se *lease.SchemaError
-	var re *lease.RepositoryError
+	var se *postgres.SchemaError
+	var re *store.RepositoryError
 	if !errors.As(err, &se) || !errors.As(err, &re) || se.Version != 2 || se.Supported != 1 || re.Op != "open" {
 		t.Fatalf("open = %v, want a *RepositoryError wrapping a *SchemaError for version 2", err)
 	}
@@ -125,10 +134,10 @@ func TestCorruptRow(t *testing.T) {
 			before := rawRow(t, url, table, "task:42")
 			wantCorrupt := func(what, op string, err error) {
 				t.Helper()
-				var re *lease.RepositoryError
-				var ce *lease.CorruptRecordError
+				var re *store.RepositoryError
+				var ce *store.CorruptRecordError
 				if !errors.As(err, &re) || !errors.As(err, &ce) || re.Op != op || re.Key != "task:42" || ce.Key != "task:42" ||
-					!strings.Contains(ce.Where, table) || !strings.Contains(ce.Err.Error(), tt.reason) || !errors.Is(err, lease.ErrCorruptRecord) {
+					!strings.Contains(ce.Where, table) || !strings.Contains(ce.Err.Error(), tt.reason) || !errors.Is(err, store.ErrCorruptRecord) {
 					t.Fatalf("%s = %v, want a *RepositoryError of %s wrapping a *CorruptRecordError naming %s, the key and %s", what, err, op, table, tt.reason)
 				}
 			}
@@ -140,7 +149,7 @@ func TestCorruptRow(t *testing.T) {
 			wantCorrupt("Save over its revision", "save", err)
 			_, err = r.Save(t.Context(), "task:42", snap(2), 0)
 			wantCorrupt("Save of a new record", "save", err)
-			revs, errs := r.SaveBatch(t.Context(), []lease.Write{
+			revs, errs := r.SaveBatch(t.Context(), []store.Write{
 				{Key: "task:42", Snapshot: snap(2), Expected: rev},
 				{Key: "other", Snapshot: snap(2), Expected: otherRev},
 			})
@@ -200,16 +209,16 @@ func TestSaveOverUnusualValidRow(t *testing.T) {
 				t.Fatalf("Load after Save = %+v, %v", rec, err)
 			}
 			execSQL(t, testURL(t), "UPDATE "+table+" SET "+tt.column+" = $1 WHERE key = $2", tt.value, "k")
-			revs, errs := r.SaveBatch(t.Context(), []lease.Write{{Key: "k", Snapshot: snap(3), Expected: rev}, {Key: "k", Snapshot: snap(4), Expected: rev}})
+			revs, errs := r.SaveBatch(t.Context(), []store.Write{{Key: "k", Snapshot: snap(3), Expected: rev}, {Key: "k", Snapshot: snap(4), Expected: rev}})
 			if errs[0] != nil || revs[0] != rev+1 {
 				t.Fatalf("SaveBatch over a valid row = %d, %v; want revision %d", revs[0], errs[0], rev+1)
 			}
-			if c, ok := errors.AsType[*lease.RevisionConflictError](errs[1]); !ok || c.Actual != rev+1 {
+			if c, ok := errors.AsType[*store.RevisionConflictError](errs[1]); !ok || c.Actual != rev+1 {
 				t.Fatalf("the second write over the same revision = %v, want a conflict with %d", errs[1], rev+1)
 			}
 			// A stale revision over such a row is still a conflict.
 			execSQL(t, testURL(t), "UPDATE "+table+" SET "+tt.column+" = $1 WHERE key = $2", tt.value, "k")
-			if _, err := r.Save(t.Context(), "k", snap(5), rev); !errors.Is(err, lease.ErrRevisionConflict) {
+			if _, err := r.Save(t.Context(), "k", snap(5), rev); !errors.Is(err, store.ErrRevisionConflict) {
 				t.Fatalf("a stale save = %v, want a conflict", err)
 			}
 		})
@@ -272,7 +281,7 @@ func TestOpenFails(t *testing.T) {
 				_ = r.Close()
 				t.Fatal("opened")
 			}
-			var re *lease.RepositoryError
+			var re *store.RepositoryError
 			if !errors.As(err, &re) || re.Op != "open" || strings.Contains(err.Error(), "secret") {
 				t.Fatalf("Open = %v, want a *RepositoryError of open without the password", err)
 			}
@@ -294,7 +303,7 @@ func TestTwoHandles(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err = a.Save(t.Context(), "k", snap(3), r1)
-	var c *lease.RevisionConflictError
+	var c *store.RevisionConflictError
 	if !errors.As(err, &c) || c.Expected != r1 || c.Actual != r2 {
 		t.Fatalf("a stale save through a = %v, want a conflict %d/%d", err, r1, r2)
 	}

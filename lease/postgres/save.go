@@ -6,14 +6,15 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/rivus/collab/lease"
+	"github.com/rivus/collab/lease/internal/check"
+	"github.com/rivus/collab/lease/store"
 	"github.com/rivus/collab/platform"
 )
 
 // Load reads key's row.
-func (r *Repository) Load(ctx context.Context, key string) (lease.Record, bool, error) {
-	if err := begin(ctx, key); err != nil {
-		return lease.Record{}, false, err
+func (r *Repository) Load(ctx context.Context, key string) (store.Record, bool, error) {
+	if err := check.Call(ctx, key); err != nil {
+		return store.Record{}, false, err
 	}
 	return r.read(ctx, r.pool, r.q.load, "load", key)
 }
@@ -24,20 +25,20 @@ type rowQuerier interface {
 }
 
 // read runs query, load or loadForUpdate, for key's row, and decodes it.
-// A row that decode refuses is a *lease.RepositoryError of op wrapping a
-// *lease.CorruptRecordError.
-func (r *Repository) read(ctx context.Context, q rowQuerier, query, op, key string) (lease.Record, bool, error) {
+// A row that decode refuses is a *store.RepositoryError of op wrapping a
+// *store.CorruptRecordError.
+func (r *Repository) read(ctx context.Context, q rowQuerier, query, op, key string) (store.Record, bool, error) {
 	var row storedRow
 	err := q.QueryRow(ctx, query, key).Scan(&row.revision, &row.generation, &row.holder, &row.released, &row.renewedAt, &row.ttl)
 	if errors.Is(err, pgx.ErrNoRows) {
-		return lease.Record{}, false, nil
+		return store.Record{}, false, nil
 	}
 	if err != nil {
-		return lease.Record{}, false, fail(ctx, op, key, err)
+		return store.Record{}, false, fail(ctx, op, key, err)
 	}
 	rec, err := row.decode()
 	if err != nil {
-		return lease.Record{}, false, &lease.RepositoryError{Op: op, Key: key, Err: &lease.CorruptRecordError{Key: key, Where: r.where, Err: err}}
+		return store.Record{}, false, &store.RepositoryError{Op: op, Key: key, Err: &store.CorruptRecordError{Key: key, Where: r.where, Err: err}}
 	}
 	return rec, true, nil
 }
@@ -45,11 +46,8 @@ func (r *Repository) read(ctx context.Context, q rowQuerier, query, op, key stri
 // Save writes s over expected in one conditional statement, which writes
 // only over a row it recognises as valid; when it writes nothing, settle
 // tells why.
-func (r *Repository) Save(ctx context.Context, key string, s lease.Snapshot, expected lease.Revision) (lease.Revision, error) {
-	if err := (lease.Write{Key: key, Snapshot: s}).Validate(); err != nil {
-		return 0, err
-	}
-	if err := begin(ctx, key); err != nil {
+func (r *Repository) Save(ctx context.Context, key string, s store.Snapshot, expected store.Revision) (store.Revision, error) {
+	if err := check.Save(ctx, key, s); err != nil {
 		return 0, err
 	}
 	query, args := r.saveQuery(key, s, expected)
@@ -61,14 +59,14 @@ func (r *Repository) Save(ctx context.Context, key string, s lease.Snapshot, exp
 	if err != nil {
 		return 0, fail(ctx, "save", key, err)
 	}
-	return lease.Revision(rev), nil
+	return store.Revision(rev), nil
 }
 
 // saveQuery returns the statement that writes s over expected, and its
 // arguments. A generation above the int64 range is stored as its two's
 // complement bits, which read back as the same Token; a revision that
 // large matches no row.
-func (r *Repository) saveQuery(key string, s lease.Snapshot, expected lease.Revision) (string, []any) {
+func (r *Repository) saveQuery(key string, s store.Snapshot, expected store.Revision) (string, []any) {
 	gen, holder, renewed, ttl := int64(s.Generation), string(s.Holder.Marshal()), s.RenewedAt.Format(time.RFC3339Nano), int64(s.TTL)
 	if expected == 0 {
 		return r.q.insert, []any{key, gen, holder, s.Released, renewed, ttl}
@@ -96,20 +94,20 @@ func (r *Repository) parses(holder string) bool {
 
 // settle finishes a save of s over expected whose statement wrote
 // nothing, reading key's row: a row at another revision (or none) is a
-// *lease.RevisionConflictError, a row that Load refuses is its corrupt
+// *store.RevisionConflictError, a row that Load refuses is its corrupt
 // record error, left as it is. A valid row at the expected revision that
 // the update's check did not recognise (written by another version, say)
 // is checked again and written over in a transaction.
-func (r *Repository) settle(ctx context.Context, key string, s lease.Snapshot, expected lease.Revision) (lease.Revision, error) {
+func (r *Repository) settle(ctx context.Context, key string, s store.Snapshot, expected store.Revision) (store.Revision, error) {
 	rec, ok, err := r.read(ctx, r.pool, r.q.load, "save", key)
 	if err != nil {
 		return 0, err
 	}
 	if !ok || rec.Revision != expected {
-		return 0, &lease.RevisionConflictError{Key: key, Expected: expected, Actual: rec.Revision}
+		return 0, &store.RevisionConflictError{Key: key, Expected: expected, Actual: rec.Revision}
 	}
 	var (
-		rev     lease.Revision
+		rev     store.Revision
 		refused error
 	)
 	err = pgx.BeginFunc(ctx, r.pool, func(tx pgx.Tx) error {
@@ -129,27 +127,27 @@ func (r *Repository) settle(ctx context.Context, key string, s lease.Snapshot, e
 // overwrite writes s over expected in tx, after it locks and decodes
 // key's row. refused is a conflict or a corrupt row, for which nothing is
 // written; err is a failure of tx.
-func (r *Repository) overwrite(ctx context.Context, tx pgx.Tx, key string, s lease.Snapshot, expected lease.Revision) (rev lease.Revision, refused, err error) {
+func (r *Repository) overwrite(ctx context.Context, tx pgx.Tx, key string, s store.Snapshot, expected store.Revision) (rev store.Revision, refused, err error) {
 	rec, ok, err := r.read(ctx, tx, r.q.loadForUpdate, "save", key)
 	switch {
-	case errors.Is(err, lease.ErrCorruptRecord):
+	case errors.Is(err, store.ErrCorruptRecord):
 		return 0, err, nil
 	case err != nil:
 		return 0, nil, err
 	case !ok || rec.Revision != expected:
-		return 0, &lease.RevisionConflictError{Key: key, Expected: expected, Actual: rec.Revision}, nil
+		return 0, &store.RevisionConflictError{Key: key, Expected: expected, Actual: rec.Revision}, nil
 	}
 	_, args := r.saveQuery(key, s, expected)
 	var v int64
 	if err := tx.QueryRow(ctx, r.q.overwrite, args[:7]...).Scan(&v); err != nil {
 		return 0, nil, err
 	}
-	return lease.Revision(v), nil, nil
+	return store.Revision(v), nil, nil
 }
 
 // failOnce is fail, for an error that may already be its result.
 func failOnce(ctx context.Context, op, key string, err error) error {
-	var re *lease.RepositoryError
+	var re *store.RepositoryError
 	if errors.As(err, &re) || ctx.Err() != nil && errors.Is(err, context.Cause(ctx)) {
 		return err
 	}
@@ -161,10 +159,10 @@ func failOnce(ctx context.Context, op, key string, err error) error {
 // write only, a storage failure rolls back and fails them all. A write
 // over a valid row that its statement did not recognise is checked and
 // written afterwards in the same transaction.
-func (r *Repository) SaveBatch(ctx context.Context, writes []lease.Write) ([]lease.Revision, []error) {
-	revs, errs := make([]lease.Revision, len(writes)), make([]error, len(writes))
+func (r *Repository) SaveBatch(ctx context.Context, writes []store.Write) ([]store.Revision, []error) {
+	revs, errs := make([]store.Revision, len(writes)), make([]error, len(writes))
 	if ctx.Err() != nil {
-		fill(errs, context.Cause(ctx))
+		check.Fill(errs, context.Cause(ctx))
 		return revs, errs
 	}
 	var batch pgx.Batch
@@ -198,7 +196,7 @@ func (r *Repository) SaveBatch(ctx context.Context, writes []lease.Write) ([]lea
 	})
 	if err != nil {
 		clear(revs)
-		fill(errs, failOnce(ctx, "save batch", "", err))
+		check.Fill(errs, failOnce(ctx, "save batch", "", err))
 	}
 	return revs, errs
 }
@@ -210,7 +208,7 @@ var errNoRow = errors.New("no row written")
 // runBatch sends batch in tx and reads one result per statement into revs and
 // errs (errNoRow for no row written). It returns a storage failure of the
 // batch as a whole.
-func (r *Repository) runBatch(ctx context.Context, tx pgx.Tx, batch *pgx.Batch, sent []int, revs []lease.Revision, errs []error) error {
+func (r *Repository) runBatch(ctx context.Context, tx pgx.Tx, batch *pgx.Batch, sent []int, revs []store.Revision, errs []error) error {
 	br := tx.SendBatch(ctx, batch)
 	for _, i := range sent {
 		var rev int64
@@ -222,7 +220,7 @@ func (r *Repository) runBatch(ctx context.Context, tx pgx.Tx, batch *pgx.Batch, 
 			_ = br.Close()
 			return fail(ctx, "save batch", "", err)
 		default:
-			revs[i] = lease.Revision(rev)
+			revs[i] = store.Revision(rev)
 		}
 	}
 	if err := br.Close(); err != nil {
@@ -245,22 +243,4 @@ func (r *Repository) Keys(ctx context.Context) ([]string, error) {
 		return nil, fail(ctx, "list", "", err)
 	}
 	return keys, nil
-}
-
-// begin checks what every method checks first: the key, then the
-// context.
-func begin(ctx context.Context, key string) error {
-	if err := lease.ValidateKey(key); err != nil {
-		return err
-	}
-	if ctx.Err() != nil {
-		return context.Cause(ctx)
-	}
-	return nil
-}
-
-func fill(errs []error, err error) {
-	for i := range errs {
-		errs[i] = err
-	}
 }

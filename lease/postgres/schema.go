@@ -7,8 +7,21 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
-	"github.com/rivus/collab/lease"
+	"github.com/rivus/collab/lease/store"
 )
+
+// SchemaError reports lease tables whose schema version this package does
+// not know, most likely written by a newer version. The tables are left
+// untouched.
+type SchemaError struct {
+	Where     string // the database and table
+	Version   int64  // the version found
+	Supported int64  // the version this package reads and writes
+}
+
+func (e *SchemaError) Error() string {
+	return fmt.Sprintf("lease: %s has schema version %d; this version of collab supports %d", e.Where, e.Version, e.Supported)
+}
 
 // schemaVersion is the schema this package reads and writes.
 const schemaVersion = 1
@@ -47,7 +60,7 @@ func setupSchema(ctx context.Context, pool *pgxpool.Pool, schema string, table, 
 			return err
 		}
 		if found != schemaVersion {
-			return &lease.SchemaError{Path: where, Version: found, Supported: schemaVersion}
+			return &SchemaError{Where: where, Version: found, Supported: schemaVersion}
 		}
 		_, err := tx.Exec(ctx, "CREATE TABLE IF NOT EXISTS "+table.Sanitize()+` (
 	key        text    PRIMARY KEY,
@@ -60,12 +73,12 @@ func setupSchema(ctx context.Context, pool *pgxpool.Pool, schema string, table, 
 )`)
 		return err
 	})
-	var se *lease.SchemaError
+	var se *SchemaError
 	switch {
 	case err == nil:
 		return nil
 	case errors.As(err, &se):
-		return &lease.RepositoryError{Op: "open", Err: se}
+		return &store.RepositoryError{Op: "open", Err: se}
 	default:
 		return failed(err)
 	}

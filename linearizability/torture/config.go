@@ -8,8 +8,8 @@ import (
 
 // The stores a campaign can run on.
 const (
-	StoreSQLite = "sqlite" // lease.OpenSQLiteRepository, a SQLite resource, SQLite process locks
-	StoreFile   = "file"   // lease.OpenFileRepository, a JSON file a key, lock-file process locks
+	StoreSQLite = "sqlite" // lease/sqlite, a SQLite resource, SQLite process locks
+	StoreFile   = "file"   // lease/file, a JSON file a key, lock-file process locks
 	// StorePostgres is lease/postgres at PostgresURL and a table of the
 	// run's schema, with SQLite process locks.
 	StorePostgres = "postgres"

@@ -4,7 +4,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/rivus/collab/platform"
+	"github.com/rivus/collab/platform/sqlite"
 )
 
 // TestSQLiteStoresOpenTogether: workers that start at once all open the
@@ -15,7 +15,7 @@ func TestSQLiteStoresOpenTogether(t *testing.T) {
 		var wg sync.WaitGroup
 		for range 8 {
 			wg.Go(func() {
-				repo, res, err := openSQLiteStores(platform.OS(), dir)
+				repo, res, err := openSQLiteStores(sqlite.OS(), dir)
 				if err != nil {
 					t.Error(err)
 					return

@@ -55,11 +55,10 @@ func (w *worker) leaseRound(key string) error {
 	err := w.record(key, lz.Acquire, lz.Input{}, func(ctx context.Context) lz.Output {
 		var err error
 		l, err = w.mgr.Acquire(ctx, key)
-		var held *lease.HeldError
 		switch {
 		case err == nil:
 			return lz.Output{Status: lz.OK, Gen: uint64(l.Token())}
-		case errors.As(err, &held):
+		case errors.Is(err, lease.ErrHeld):
 			return outRefused
 		}
 		return outUnknown
@@ -146,11 +145,10 @@ func (w *worker) lockRound(key string) error {
 	err := w.record(key, lz.Lock, lz.Input{}, func(ctx context.Context) lz.Output {
 		var err error
 		l, err = plock.Acquire(ctx, w.plat, path, plock.Options{})
-		var held *plock.HeldError
 		switch {
 		case err == nil:
 			return outOK
-		case errors.As(err, &held):
+		case errors.Is(err, plock.ErrHeld):
 			return outRefused
 		}
 		return outUnknown

@@ -12,8 +12,12 @@ import (
 
 	"github.com/rivus/collab/gen"
 	"github.com/rivus/collab/lease"
+	"github.com/rivus/collab/lease/file"
+	"github.com/rivus/collab/lease/sqlite"
+	"github.com/rivus/collab/lease/store"
 	lz "github.com/rivus/collab/linearizability"
 	"github.com/rivus/collab/platform"
+	platformsqlite "github.com/rivus/collab/platform/sqlite"
 	"github.com/rivus/collab/policy"
 )
 
@@ -25,7 +29,7 @@ const opTimeout = 5 * time.Second
 type worker struct {
 	a      assignment
 	plat   *platform.Platform // the lock's platform: without SQLite for the file store
-	repo   lease.Repository
+	repo   store.Repository
 	mgr    *lease.Manager
 	res    resource
 	rec    *lz.Recorder
@@ -60,12 +64,12 @@ func runWorker(a assignment, stop io.Reader) (err error) {
 // openWorker opens the stores, the manager and the recorder.
 func openWorker(a assignment) (*worker, error) {
 	w := &worker{a: a, rng: rand.New(rand.NewPCG(uint64(a.Seed), uint64(a.Process)))}
-	p := platform.OS()
+	p := platformsqlite.OS()
 	w.plat = p
 	var err error
 	switch a.Store {
 	case StoreSQLite:
-		var repo *lease.SQLiteRepository
+		var repo *sqlite.Repository
 		var res *sqliteResource
 		if repo, res, err = openSQLiteStores(p, a.Dir); err == nil {
 			w.repo, w.res = repo, res // never a typed nil in the interfaces
@@ -76,9 +80,9 @@ func openWorker(a assignment) (*worker, error) {
 			w.repo, w.res = repo, res
 		}
 	default:
-		w.plat = &platform.Platform{FS: p.FS, Process: p.Process, Clock: p.Clock}
-		var repo *lease.FileRepository
-		if repo, err = lease.OpenFileRepository(w.plat, filepath.Join(a.Dir, leasesFiles)); err == nil {
+		w.plat = platform.OS() // without SQLite: lock-file process locks
+		var repo *file.Repository
+		if repo, err = file.Open(w.plat, filepath.Join(a.Dir, leasesFiles)); err == nil {
 			w.repo = repo
 			var res *fileResource
 			if res, err = openFileResource(a.Dir, a.Process); err == nil {
@@ -210,10 +214,10 @@ func (w *worker) nap() {
 // openSQLiteStores opens the run's lease database and resource. Workers
 // starting together race to set them up, and SQLite reports a switch to
 // WAL that meets another busy at once, without waiting: each is retried.
-func openSQLiteStores(p *platform.Platform, dir string) (*lease.SQLiteRepository, *sqliteResource, error) {
-	var repo *lease.SQLiteRepository
+func openSQLiteStores(p *platform.Platform, dir string) (*sqlite.Repository, *sqliteResource, error) {
+	var repo *sqlite.Repository
 	err := retrying(func(context.Context) (err error) {
-		repo, err = lease.OpenSQLiteRepository(p, filepath.Join(dir, leasesDB))
+		repo, err = sqlite.Open(p, filepath.Join(dir, leasesDB))
 		return err
 	})
 	if err != nil {

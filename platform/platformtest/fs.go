@@ -2,7 +2,9 @@ package platformtest
 
 import (
 	"io/fs"
+	"os"
 	"sync"
+	"testing"
 
 	"github.com/rivus/collab/platform"
 )
@@ -116,4 +118,19 @@ func (f *FS) EvalSymlinks(name string) (string, error) {
 // TryLock implements platform.FS.
 func (f *FS) TryLock(name string) (platform.Unlocker, error) {
 	return run(f, OpTryLock, name, func() (platform.Unlocker, error) { return f.base.TryLock(name) })
+}
+
+// DirNames lists the names in dir, hidden ones included, sorted, or
+// fails the test.
+func DirNames(t testing.TB, dir string) []string {
+	t.Helper()
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, e := range entries {
+		names = append(names, e.Name())
+	}
+	return names
 }

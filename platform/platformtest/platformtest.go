@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/rivus/collab/platform"
+	"github.com/rivus/collab/platform/sqlite"
 )
 
 // Fake is a platform whose clock, process table and file faults a test
@@ -29,10 +30,10 @@ func WithoutSQLite() Option {
 
 // New returns a fake platform: a Clock at Epoch, a Processes table whose
 // Self runs, real files (with injectable faults) in t.TempDir(), and the
-// real SQLite unless WithoutSQLite is given.
+// SQLite of platform/sqlite unless WithoutSQLite is given.
 func New(t testing.TB, opts ...Option) *Fake {
 	f := &Fake{Clock: NewClock(), Processes: NewProcesses(), FS: NewFS(platform.OSFS()), Dir: t.TempDir()}
-	f.Platform = &platform.Platform{FS: f.FS, Process: f.Processes, Clock: f.Clock, SQLite: platform.ModerncSQLite()}
+	f.Platform = &platform.Platform{FS: f.FS, Process: f.Processes, Clock: f.Clock, SQLite: sqlite.Opener()}
 	for _, o := range opts {
 		o(f)
 	}

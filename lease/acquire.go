@@ -4,64 +4,22 @@ import (
 	"context"
 	"errors"
 	"math"
-	"sync"
-	"time"
 
+	"github.com/rivus/collab/lease/internal/check"
+	"github.com/rivus/collab/lease/store"
 	"github.com/rivus/collab/platform"
 	"github.com/rivus/collab/policy"
 )
 
-// Lease is a held lease: the holder's handle on one key.
-//
-// Its fields below mu are guarded by Manager.mu; state changes only
-// through the manager's policy.
-type Lease struct {
-	m     *Manager
-	key   string
-	self  platform.Identity
-	token Token
-
-	state      policy.StateID
-	rev        Revision      // the revision of this holder's last write
-	writeStart time.Duration // when the last successful write started
-	renewAt    time.Duration // when the next renewal is due, if scheduled
-	scheduled  bool
-	deadline   platform.Timer // fires DeadlinePassed; nil when not armed
-	inflight   bool           // a repository call of the handle is under way
-	fenced     map[*context.CancelCauseFunc]struct{}
-	lost       chan struct{} // closed when the lease ends
-	err        error         // ErrLost or ErrReleased once ended
-
-	closeOnce sync.Once
-	closeErr  error
-}
-
-// Key returns the leased key.
-func (h *Lease) Key() string { return h.key }
-
-// Token returns the lease's fencing token: its generation.
-func (h *Lease) Token() Token { return h.token }
-
-// Lost returns a channel that is closed when the lease ends: lost (Err
-// returns ErrLost) or released by Close (Err returns ErrReleased). Race
-// other work against it, as against a context's Done.
-func (h *Lease) Lost() <-chan struct{} { return h.lost }
-
-// Err returns nil while the lease is held, then ErrLost or ErrReleased.
-func (h *Lease) Err() error {
-	h.m.mu.Lock()
-	defer h.m.mu.Unlock()
-	return h.err
-}
-
 // Acquire takes the lease on key, or returns a *HeldError while a live
-// holder renews it. A holder on this process table whose process is gone
-// (or whose pid now belongs to another process) is taken over at once; a
-// live one that stopped renewing, and one in another process table, after
-// the TTL on this manager's monotonic clock from when it first saw the
-// holder's current record.
+// holder renews it, and ErrClosed once the manager is closing. A holder
+// on this process table whose process is gone (or whose pid now belongs
+// to another process) is taken over at once; a live one that stopped
+// renewing, and one in another process table, after the TTL on this
+// manager's monotonic clock from when it first saw the holder's current
+// record.
 func (m *Manager) Acquire(ctx context.Context, key string) (*Lease, error) {
-	if err := begin(ctx, key); err != nil {
+	if err := check.Call(ctx, key); err != nil {
 		return nil, err
 	}
 	self, err := m.p.Process.Self()
@@ -72,7 +30,7 @@ func (m *Manager) Acquire(ctx context.Context, key string) (*Lease, error) {
 	m.mu.Lock()
 	if m.closing {
 		m.mu.Unlock()
-		return nil, ErrReleased
+		return nil, ErrClosed
 	}
 	m.acquiring.Add(1)
 	defer m.acquiring.Done()
@@ -87,9 +45,9 @@ type acquisition struct {
 	m   *Manager
 	h   *Lease
 	ctx context.Context
-	rec Record // the last record loaded
-	ok  bool   // whether a record existed
-	err error  // the last repository error
+	rec store.Record // the last record loaded
+	ok  bool         // whether a record existed
+	err error        // the last repository error
 }
 
 func (a *acquisition) drive(out policy.Outputs) (*Lease, error) {
@@ -98,7 +56,8 @@ func (a *acquisition) drive(out policy.Outputs) (*Lease, error) {
 		case out.Has(outAcquired):
 			return a.h, nil
 		case out.Has(outHeldError):
-			return nil, &HeldError{Key: a.h.key, Holder: a.rec.Snapshot.Holder}
+			holder := a.rec.Snapshot.Holder
+			return nil, &HeldError{Key: a.h.key, Holder: &holder}
 		case out.Has(outRepoError):
 			if a.ctx.Err() != nil {
 				return nil, context.Cause(a.ctx)
@@ -130,7 +89,7 @@ func (a *acquisition) load() policy.Outputs {
 // its holder dead on proof, or silent for the TTL since this manager first
 // saw its revision (a sighting it records, and forgets once the key is
 // free).
-func (m *Manager) observeLocked(key string, rec Record, ok bool) policy.Facts {
+func (m *Manager) observeLocked(key string, rec store.Record, ok bool) policy.Facts {
 	if !ok || rec.Snapshot.Released {
 		delete(m.seen, key)
 		return factRecordFree
@@ -145,22 +104,14 @@ func (m *Manager) observeLocked(key string, rec Record, ok bool) policy.Facts {
 	return f
 }
 
-// ours reports whether a record still holds h's generation.
-func (h *Lease) ours(rec Record, ok bool) policy.Facts {
-	if ok && !rec.Snapshot.Released && rec.Snapshot.Generation == h.token {
-		return factRecordOurs
-	}
-	return 0
-}
-
 // claim writes this holder with the next generation over the loaded
 // revision.
 func (a *acquisition) claim() policy.Outputs {
 	next := Token(1)
-	var expected Revision
+	var expected store.Revision
 	if a.ok {
 		if a.rec.Snapshot.Generation == math.MaxUint64 {
-			a.err = &RepositoryError{Op: "claim", Key: a.h.key, Err: errors.New("the generation cannot grow past its largest value")}
+			a.err = &store.RepositoryError{Op: "claim", Key: a.h.key, Err: errors.New("the generation cannot grow past its largest value")}
 			a.m.mu.Lock()
 			defer a.m.mu.Unlock()
 			return a.m.fireLocked(a.h, trRepoFailed, 0)
@@ -172,7 +123,6 @@ func (a *acquisition) claim() policy.Outputs {
 	rev, err := a.m.cfg.Repository.Save(a.ctx, a.h.key, snap, expected)
 	a.m.mu.Lock()
 	defer a.m.mu.Unlock()
-	var conflict *RevisionConflictError
 	switch {
 	case err == nil:
 		a.h.token, a.h.rev, a.h.writeStart = next, rev, start
@@ -187,14 +137,9 @@ func (a *acquisition) claim() policy.Outputs {
 			}
 		}
 		return out
-	case errors.As(err, &conflict):
+	case errors.Is(err, store.ErrRevisionConflict):
 		return a.m.fireLocked(a.h, trConflict, 0)
 	}
 	a.err = err
 	return a.m.fireLocked(a.h, trRepoFailed, 0)
-}
-
-// snapshot is the record this holder writes.
-func (h *Lease) snapshot(gen Token, released bool) Snapshot {
-	return Snapshot{Generation: gen, Holder: h.self, Released: released, RenewedAt: h.m.clock.Now(), TTL: h.m.cfg.TTL}
 }

@@ -1,4 +1,4 @@
-package lease_test
+package store_test
 
 import (
 	"encoding/json"
@@ -7,15 +7,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rivus/collab/lease"
+	"github.com/rivus/collab/lease/store"
 	"github.com/rivus/collab/platform"
 )
 
-// timeNow returns a time with a monotonic reading.
-func timeNow() time.Time { return time.Now() }
-
-func sampleSnapshot() lease.Snapshot {
-	return lease.Snapshot{
+func sampleSnapshot() store.Snapshot {
+	return store.Snapshot{
 		Generation: 3,
 		Holder:     platform.Identity{Host: "h", BootID: "b", PID: 42, StartTime: 9, PIDNamespace: 7},
 		Released:   true,
@@ -36,7 +33,7 @@ func TestSnapshotJSONIsStable(t *testing.T) {
 	if string(got) != want {
 		t.Fatalf("json.Marshal =\n%s\nwant\n%s", got, want)
 	}
-	var back lease.Snapshot
+	var back store.Snapshot
 	if err := json.Unmarshal(got, &back); err != nil {
 		t.Fatal(err)
 	}
@@ -70,7 +67,7 @@ func TestSnapshotUnmarshalRejects(t *testing.T) {
 		{`{"generation":1,"holder":` + h + `,"ttl":"1s","renewedAt":"yesterday"}`, ""},
 		{`[]`, ""},
 	} {
-		var s lease.Snapshot
+		var s store.Snapshot
 		err := json.Unmarshal([]byte(tt.doc), &s)
 		if err == nil {
 			t.Errorf("Unmarshal(%s) = %+v, want an error", tt.doc, s)
@@ -79,12 +76,12 @@ func TestSnapshotUnmarshalRejects(t *testing.T) {
 		if tt.field == "" {
 			continue
 		}
-		var fe *lease.SnapshotFieldError
+		var fe *store.SnapshotFieldError
 		if !errors.As(err, &fe) || fe.Field != tt.field || !strings.HasPrefix(err.Error(), tt.field+": ") {
 			t.Errorf("Unmarshal(%s) = %v, want a *SnapshotFieldError naming %s", tt.doc, err, tt.field)
 		}
 	}
-	var s lease.Snapshot
+	var s store.Snapshot
 	if err := json.Unmarshal([]byte(`{"generation":2,"holder":`+h+`,"ttl":"1s","futureField":true}`), &s); err != nil || s.Generation != 2 {
 		t.Errorf("a snapshot with an unknown field = %+v, %v; want it read", s, err)
 	}
@@ -108,25 +105,25 @@ func TestSnapshotValidate(t *testing.T) {
 	if err := good.Validate(); err != nil {
 		t.Fatalf("Validate(%+v) = %v", good, err)
 	}
-	good.Generation = ^lease.Token(0)
+	good.Generation = ^store.Token(0)
 	if err := good.Validate(); err != nil {
 		t.Fatalf("Validate(largest generation) = %v", err)
 	}
 	for _, tt := range []struct {
 		name, field, reason string
-		change              func(*lease.Snapshot)
+		change              func(*store.Snapshot)
 	}{
-		{"generation 0", "generation", "0 is not a generation", func(s *lease.Snapshot) { s.Generation = 0 }},
-		{"no holder", "holder", `"bootId": missing`, func(s *lease.Snapshot) { s.Holder = platform.Identity{} }},
-		{"negative pid", "holder", `"pid": -7 is not a process id`, func(s *lease.Snapshot) { s.Holder.PID = -7 }},
-		{"no start time", "holder", `"startTime": missing`, func(s *lease.Snapshot) { s.Holder.StartTime = 0 }},
-		{"ttl 0", "ttl", "0s is not positive", func(s *lease.Snapshot) { s.TTL = 0 }},
-		{"negative ttl", "ttl", "-5s is not positive", func(s *lease.Snapshot) { s.TTL = -5 * time.Second }},
+		{"generation 0", "generation", "0 is not a generation", func(s *store.Snapshot) { s.Generation = 0 }},
+		{"no holder", "holder", `"bootId": missing`, func(s *store.Snapshot) { s.Holder = platform.Identity{} }},
+		{"negative pid", "holder", `"pid": -7 is not a process id`, func(s *store.Snapshot) { s.Holder.PID = -7 }},
+		{"no start time", "holder", `"startTime": missing`, func(s *store.Snapshot) { s.Holder.StartTime = 0 }},
+		{"ttl 0", "ttl", "0s is not positive", func(s *store.Snapshot) { s.TTL = 0 }},
+		{"negative ttl", "ttl", "-5s is not positive", func(s *store.Snapshot) { s.TTL = -5 * time.Second }},
 	} {
 		s := sampleSnapshot()
 		tt.change(&s)
 		err := s.Validate()
-		var fe *lease.SnapshotFieldError
+		var fe *store.SnapshotFieldError
 		if !errors.As(err, &fe) || fe.Field != tt.field || !strings.Contains(err.Error(), tt.reason) {
 			t.Errorf("%s: Validate = %v, want a *SnapshotFieldError for %s saying %q", tt.name, err, tt.field, tt.reason)
 		}

@@ -1,4 +1,9 @@
-package lease
+// Package keyfile keeps a lease key's files: their names, which any key
+// can take, and their locks, exclusive across processes and goroutines.
+// The file repository keeps its records, write locks and fences in them,
+// the SQLite repository its fences: both import this package, and lease
+// imports neither.
+package keyfile
 
 import (
 	"context"
@@ -11,11 +16,10 @@ import (
 	"time"
 
 	"github.com/rivus/collab/internal/keylock"
+	"github.com/rivus/collab/lease/internal/check"
+	"github.com/rivus/collab/lease/store"
 	"github.com/rivus/collab/platform"
 )
-
-// keyLocks is a set of per-key mutexes whose waits end with a context.
-type keyLocks = keylock.Locks
 
 // Backoff between attempts at a file lock that another open file holds.
 // The kernel cannot wake a waiter across processes without blocking a
@@ -27,26 +31,26 @@ const (
 	maxBackoff = 100 * time.Millisecond
 )
 
-// lockFile takes the exclusive lock on path, waiting on clock with
+// lockFile takes the exclusive lock on path, waiting on l's clock with
 // backoff while another open file holds it, until ctx ends (then it
-// returns context.Cause(ctx)). Any other failure is a *RepositoryError
-// of op on key.
-func lockFile(ctx context.Context, fsys platform.FS, clock platform.Clock, path, op, key string) (platform.Unlocker, error) {
+// returns context.Cause(ctx)). Any other failure is a
+// *store.RepositoryError of l's op on key.
+func (l *Locks) lockFile(ctx context.Context, path, key string) (platform.Unlocker, error) {
 	var timer platform.Timer
 	delay := minBackoff
 	for {
 		if ctx.Err() != nil {
 			return nil, context.Cause(ctx)
 		}
-		u, err := fsys.TryLock(path)
+		u, err := l.fs.TryLock(path)
 		if err == nil {
 			return u, nil
 		}
 		if !errors.Is(err, platform.ErrLocked) {
-			return nil, &RepositoryError{Op: op, Key: key, Err: err}
+			return nil, &store.RepositoryError{Op: l.op, Key: key, Err: err}
 		}
 		if timer == nil {
-			timer = clock.NewTimer(jitter(delay))
+			timer = l.clock.NewTimer(jitter(delay))
 		} else {
 			timer.Reset(jitter(delay))
 		}
@@ -66,40 +70,49 @@ func jitter(d time.Duration) time.Duration {
 	return d/2 + rand.N(d/2+1)
 }
 
-// fileFences are per-key fences of lock files under one directory,
-// exclusive across processes (the kernel's lock) and goroutines. Waiters
-// of one repository queue on an in-process lock first, so that they hand
-// the fence over by channel and only one of them polls the file.
-type fileFences struct {
-	fs    platform.FS
-	clock platform.Clock
-	dir   string
-	local keyLocks
+// Locks are per-key lock files under one directory, each named after its
+// key (see Path) with one suffix, and exclusive across processes (the
+// kernel's lock) and goroutines. Waiters of one Locks queue on an
+// in-process lock first, so that they hand the lock over by channel and
+// only one of them polls the file. The files are empty, and stay once
+// created: removing a lock file that another process may be opening would
+// let two processes hold "the" lock at once.
+type Locks struct {
+	fs     platform.FS
+	clock  platform.Clock
+	dir    string
+	suffix string
+	op     string
+	local  keylock.Locks
 }
 
-// fence holds key's fence until the returned unlock (idempotent).
-func (f *fileFences) fence(ctx context.Context, key string) (func(), error) {
-	if err := begin(ctx, key); err != nil {
+// NewLocks returns the locks of the files with suffix in dir, on fsys,
+// whose waiters back off on clock; their failures are *store.RepositoryError
+// of op. It creates no directory.
+func NewLocks(fsys platform.FS, clock platform.Clock, dir, suffix, op string) *Locks {
+	return &Locks{fs: fsys, clock: clock, dir: dir, suffix: suffix, op: op}
+}
+
+// Lock checks key and ctx as every repository method does, then holds
+// key's lock until the returned unlock (idempotent), waiting with backoff
+// while another open file holds it. A ctx that ends returns
+// context.Cause(ctx) and holds nothing.
+func (l *Locks) Lock(ctx context.Context, key string) (func(), error) {
+	if err := check.Call(ctx, key); err != nil {
 		return nil, err
 	}
-	return lockKeyFile(ctx, f.fs, f.clock, &f.local, f.dir, fenceSuffix, "fence", key)
-}
-
-// lockKeyFile holds key in local, then its lock file under dir, and
-// returns the idempotent unlock of both.
-func lockKeyFile(ctx context.Context, fsys platform.FS, clock platform.Clock, local *keyLocks, dir, suffix, op, key string) (func(), error) {
-	unlockLocal, err := local.Lock(ctx, key)
+	unlockLocal, err := l.local.Lock(ctx, key)
 	if err != nil {
 		return nil, err
 	}
-	path, nested := keyPath(dir, key, suffix)
+	path, nested := Path(l.dir, key, l.suffix)
 	if nested {
-		if err := fsys.MkdirAll(filepath.Dir(path), dirPerm); err != nil {
+		if err := l.fs.MkdirAll(filepath.Dir(path), DirPerm); err != nil {
 			unlockLocal()
-			return nil, &RepositoryError{Op: op, Key: key, Err: err}
+			return nil, &store.RepositoryError{Op: l.op, Key: key, Err: err}
 		}
 	}
-	u, err := lockFile(ctx, fsys, clock, path, op, key)
+	u, err := l.lockFile(ctx, path, key)
 	if err != nil {
 		unlockLocal()
 		return nil, err
@@ -117,16 +130,12 @@ func lockKeyFile(ctx context.Context, fsys platform.FS, clock platform.Clock, lo
 // File permissions of everything the repositories create: private to the
 // user, like the lock files of the platform.
 const (
-	dirPerm  = 0o700
-	filePerm = 0o600
+	DirPerm  = 0o700
+	FilePerm = 0o600
 )
 
-// Suffixes of the files named after a key.
-const (
-	recordSuffix = ".json"
-	lockSuffix   = ".lock"
-	fenceSuffix  = ".fence"
-)
+// FenceSuffix ends the name of a fence file.
+const FenceSuffix = ".fence"
 
 // segmentLen is the longest path component a key's encoding takes;
 // longer encodings continue in subdirectories. With a suffix and the
@@ -134,7 +143,7 @@ const (
 // file systems allow in one name.
 const segmentLen = 200
 
-// keyPath returns the path under dir of key's file with suffix, and
+// Path returns the path under dir of key's file with suffix, and
 // whether it lies in a subdirectory of dir (which then may need creating).
 //
 // The key is encoded byte by byte: 'a'-'z', '0'-'9' and '-' stand for
@@ -144,7 +153,7 @@ const segmentLen = 200
 // yields ".", ".." or a name beginning with a dot. An encoding longer than
 // segmentLen is cut into directories of segmentLen characters; directory
 // names hold no '.', so they never clash with a file's name.
-func keyPath(dir, key, suffix string) (path string, nested bool) {
+func Path(dir, key, suffix string) (path string, nested bool) {
 	enc := encodeKey(key)
 	parts := []string{dir}
 	for len(enc) > segmentLen {
@@ -178,10 +187,10 @@ func plainByte(c byte) bool {
 	return 'a' <= c && c <= 'z' || '0' <= c && c <= '9' || c == '-'
 }
 
-// decodeKeyPath returns the key whose file with suffix is rel, a path
+// DecodePath returns the key whose file with suffix is rel, a path
 // relative to the directory holding such files. It is the inverse of
-// keyPath and accepts only what keyPath produces.
-func decodeKeyPath(rel, suffix string) (string, error) {
+// Path and accepts only what Path produces.
+func DecodePath(rel, suffix string) (string, error) {
 	name, ok := strings.CutSuffix(filepath.ToSlash(rel), suffix)
 	if !ok {
 		return "", fmt.Errorf("%q does not end in %q", rel, suffix)
@@ -205,11 +214,11 @@ func decodeKeyPath(rel, suffix string) (string, error) {
 		i += 2
 	}
 	key := b.String()
-	if err := ValidateKey(key); err != nil {
+	if err := store.ValidateKey(key); err != nil {
 		return "", err
 	}
 	// Only the canonical form decodes: one key, one file.
-	if want, _ := keyPath("", key, suffix); filepath.ToSlash(want) != filepath.ToSlash(rel) {
+	if want, _ := Path("", key, suffix); filepath.ToSlash(want) != filepath.ToSlash(rel) {
 		return "", fmt.Errorf("%q is not the canonical name of key %q", rel, key)
 	}
 	return key, nil

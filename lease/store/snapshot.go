@@ -1,4 +1,4 @@
-package lease
+package store
 
 import (
 	"encoding/json"
@@ -125,11 +125,4 @@ func (s Snapshot) Validate() error {
 		return &SnapshotFieldError{Field: "renewedAt", Err: fmt.Errorf("zone offset %v is a day or more", time.Duration(off)*time.Second)}
 	}
 	return nil
-}
-
-// stored returns s as a repository keeps it: the wall clock reading only,
-// so that an in-memory record compares like one read back from storage.
-func (s Snapshot) stored() Snapshot {
-	s.RenewedAt = s.RenewedAt.Round(0)
-	return s
 }

@@ -1,4 +1,4 @@
-package lease_test
+package file_test
 
 import (
 	"bytes"
@@ -11,44 +11,36 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rivus/collab/lease"
+	"github.com/rivus/collab/lease/file"
+	"github.com/rivus/collab/lease/internal/repotest"
 	"github.com/rivus/collab/lease/leasetest"
+	"github.com/rivus/collab/lease/store"
 	"github.com/rivus/collab/platform"
 	"github.com/rivus/collab/platform/platformtest"
+	"go.uber.org/goleak"
 )
 
-func openFileRepo(t testing.TB, p *platform.Platform, dir string) *lease.FileRepository {
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+func openRepo(t testing.TB, p *platform.Platform, dir string) *file.Repository {
 	t.Helper()
-	r, err := lease.OpenFileRepository(p, dir)
+	r, err := file.Open(p, dir)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return r
 }
 
-func TestFileRepository(t *testing.T) {
-	leasetest.Run(t, func(t *testing.T) lease.Repository { return openFileRepo(t, platform.OS(), t.TempDir()) })
+func TestRepository(t *testing.T) {
+	leasetest.Run(t, func(t *testing.T) store.Repository { return openRepo(t, platform.OS(), t.TempDir()) })
 }
 
-func dirNames(t *testing.T, dir string) []string {
-	t.Helper()
-	entries, err := os.ReadDir(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var names []string
-	for _, e := range entries {
-		names = append(names, e.Name())
-	}
-	return names
-}
-
-// TestFileRepositoryLayout: the files are where the package documentation
+// TestLayout: the files are where the package documentation
 // says, and a save leaves no temporary file behind.
-func TestFileRepositoryLayout(t *testing.T) {
+func TestLayout(t *testing.T) {
 	dir := t.TempDir()
-	r := openFileRepo(t, platform.OS(), dir)
-	s := lease.Snapshot{Generation: 3, Holder: platform.Identity{Host: "h", BootID: "b", PID: 1, StartTime: 2}, RenewedAt: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC), TTL: time.Minute}
+	r := openRepo(t, platform.OS(), dir)
+	s := store.Snapshot{Generation: 3, Holder: platform.Identity{Host: "h", BootID: "b", PID: 1, StartTime: 2}, RenewedAt: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC), TTL: time.Minute}
 	if _, err := r.Save(t.Context(), "task:42", s, 0); err != nil {
 		t.Fatal(err)
 	}
@@ -61,10 +53,10 @@ func TestFileRepositoryLayout(t *testing.T) {
 		t.Fatal(err)
 	}
 	unlock()
-	if got, want := dirNames(t, dir), []string{".fences", ".locks", strings.Repeat("k", 200), "task_3a42.json"}; !slices.Equal(got, want) {
+	if got, want := platformtest.DirNames(t, dir), []string{".fences", ".locks", strings.Repeat("k", 200), "task_3a42.json"}; !slices.Equal(got, want) {
 		t.Errorf("%s holds %q, want %q", dir, got, want)
 	}
-	if got, want := dirNames(t, filepath.Join(dir, strings.Repeat("k", 200))), []string{"k.json"}; !slices.Equal(got, want) {
+	if got, want := platformtest.DirNames(t, filepath.Join(dir, strings.Repeat("k", 200))), []string{"k.json"}; !slices.Equal(got, want) {
 		t.Errorf("the long key's directory holds %q, want %q", got, want)
 	}
 	for _, f := range []string{".locks/task_3a42.lock", ".fences/task_3a42.fence", ".locks/" + strings.Repeat("k", 200) + "/k.lock"} {
@@ -102,9 +94,9 @@ func TestFileRepositoryLayout(t *testing.T) {
 // validRecord is a record file of key "task:42" at revision 4.
 const validRecord = `{"format":1,"key":"task:42","revision":4,"lease":{"generation":2,"holder":{"host":"h","bootId":"b","pid":1,"startTime":2},"released":false,"renewedAt":"2026-01-01T00:00:00Z","ttl":"1m0s"}}`
 
-// TestFileRepositoryCorruptRecord: a record file that cannot be read
+// TestCorruptRecord: a record file that cannot be read
 // fails its key only, with an error naming the file, and stays as it is.
-func TestFileRepositoryCorruptRecord(t *testing.T) {
+func TestCorruptRecord(t *testing.T) {
 	tests := []struct {
 		name, content, reason string
 	}{
@@ -124,19 +116,19 @@ func TestFileRepositoryCorruptRecord(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			dir := t.TempDir()
-			r := openFileRepo(t, platform.OS(), dir)
+			r := openRepo(t, platform.OS(), dir)
 			path := filepath.Join(dir, "task_3a42.json")
 			if err := os.WriteFile(path, []byte(tt.content), 0o600); err != nil {
 				t.Fatal(err)
 			}
 			_, _, err := r.Load(t.Context(), "task:42")
-			wantCorrupt(t, err, "load", "task:42", path, tt.reason)
-			_, err = r.Save(t.Context(), "task:42", snapOf(9), 4)
-			wantCorrupt(t, err, "save", "task:42", path, tt.reason)
+			repotest.WantCorrupt(t, err, "load", "task:42", path, tt.reason)
+			_, err = r.Save(t.Context(), "task:42", repotest.Snap(9), 4)
+			repotest.WantCorrupt(t, err, "save", "task:42", path, tt.reason)
 			if data, err := os.ReadFile(path); err != nil || string(data) != tt.content {
 				t.Fatalf("the corrupt file now holds %q, %v; want it left as it was", data, err)
 			}
-			rev, err := r.Save(t.Context(), "other", snapOf(1), 0)
+			rev, err := r.Save(t.Context(), "other", repotest.Snap(1), 0)
 			if err != nil {
 				t.Fatalf("another key beside a corrupt one: %v", err)
 			}
@@ -147,26 +139,30 @@ func TestFileRepositoryCorruptRecord(t *testing.T) {
 	}
 }
 
-func wantCorrupt(t *testing.T, err error, op, key, where, reason string) {
-	t.Helper()
-	var re *lease.RepositoryError
-	var ce *lease.CorruptRecordError
-	if !errors.As(err, &re) || !errors.As(err, &ce) {
-		t.Fatalf("got %v, want a *RepositoryError wrapping a *CorruptRecordError", err)
+// TestRecordCorruptValues: a record file whose snapshot holds values
+// no lease record can names the JSON field.
+func TestRecordCorruptValues(t *testing.T) {
+	dir := t.TempDir()
+	r := openRepo(t, platform.OS(), dir)
+	path := filepath.Join(dir, "task_3a42.json")
+	var doc map[string]any
+	if err := json.Unmarshal([]byte(validRecord), &doc); err != nil {
+		t.Fatal(err)
 	}
-	if re.Op != op || re.Key != key || ce.Key != key || ce.Where != where || !errors.Is(err, lease.ErrCorruptRecord) {
-		t.Fatalf("got %+v wrapping %+v, want op %q, key %q, where %q", *re, *ce, op, key, where)
+	delete(doc["lease"].(map[string]any), "holder")
+	data, _ := json.Marshal(doc)
+	if err := os.WriteFile(path, data, 0o600); err != nil {
+		t.Fatal(err)
 	}
-	if msg := err.Error(); !strings.Contains(msg, where) || !strings.Contains(msg, reason) {
-		t.Fatalf("message %q does not name the file %s and the reason %q", msg, where, reason)
-	}
+	_, _, err := r.Load(t.Context(), "task:42")
+	repotest.WantCorrupt(t, err, "load", "task:42", path, "lease.holder: missing")
 }
 
-// TestFileRepositoryReadsValidRecord: a record written by another writer
+// TestReadsValidRecord: a record written by another writer
 // of the format is read, and the next save continues its revisions.
-func TestFileRepositoryReadsValidRecord(t *testing.T) {
+func TestReadsValidRecord(t *testing.T) {
 	dir := t.TempDir()
-	r := openFileRepo(t, platform.OS(), dir)
+	r := openRepo(t, platform.OS(), dir)
 	if err := os.WriteFile(filepath.Join(dir, "task_3a42.json"), []byte(validRecord), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -179,56 +175,35 @@ func TestFileRepositoryReadsValidRecord(t *testing.T) {
 	}
 }
 
-// errInjected is the fault the fake file system injects.
-var errInjected = errors.New("injected fault")
-
-// faultOn fails op on files whose name ends in suffix.
-func faultOn(op platformtest.Op, suffix string) func(platformtest.Op, string) error {
-	return func(o platformtest.Op, name string) error {
-		if o == op && strings.HasSuffix(name, suffix) {
-			return errInjected
-		}
-		return nil
-	}
-}
-
-func wantRepositoryError(t *testing.T, err error, op, key string) {
-	t.Helper()
-	var re *lease.RepositoryError
-	if !errors.As(err, &re) || re.Op != op || re.Key != key || !errors.Is(err, errInjected) {
-		t.Fatalf("got %v, want a *RepositoryError of %s on %q wrapping the injected fault", err, op, key)
-	}
-}
-
-// TestFileRepositoryFaults: a failing file operation is a
+// TestFaults: a failing file operation is a
 // *RepositoryError, changes nothing, and leaves no lock held.
-func TestFileRepositoryFaults(t *testing.T) {
+func TestFaults(t *testing.T) {
 	long := strings.Repeat("k", 300/3) + strings.Repeat("/", 100)
 	tests := []struct {
 		name  string
 		fault func(platformtest.Op, string) error
 		key   string
-		do    func(t *testing.T, r lease.Repository, key string, rev lease.Revision) error
+		do    func(t *testing.T, r store.Repository, key string, rev store.Revision) error
 		op    string
 	}{
-		{"load read", faultOn(platformtest.OpReadFile, ".json"), "k", load, "load"},
-		{"save read", faultOn(platformtest.OpReadFile, ".json"), "k", save, "save"},
-		{"save write", faultOn(platformtest.OpWriteFileAtomic, ".json"), "k", save, "save"},
-		{"save lock", faultOn(platformtest.OpTryLock, ".lock"), "k", save, "save"},
-		{"save lock directory", faultOn(platformtest.OpMkdirAll, ""), long, save, "save"},
-		{"fence lock", faultOn(platformtest.OpTryLock, ".fence"), "k", fence, "fence"},
-		{"fence directory", faultOn(platformtest.OpMkdirAll, ""), long, fence, "fence"},
+		{"load read", repotest.FaultOn(platformtest.OpReadFile, ".json"), "k", load, "load"},
+		{"save read", repotest.FaultOn(platformtest.OpReadFile, ".json"), "k", save, "save"},
+		{"save write", repotest.FaultOn(platformtest.OpWriteFileAtomic, ".json"), "k", save, "save"},
+		{"save lock", repotest.FaultOn(platformtest.OpTryLock, ".lock"), "k", save, "save"},
+		{"save lock directory", repotest.FaultOn(platformtest.OpMkdirAll, ""), long, save, "save"},
+		{"fence lock", repotest.FaultOn(platformtest.OpTryLock, ".fence"), "k", fence, "fence"},
+		{"fence directory", repotest.FaultOn(platformtest.OpMkdirAll, ""), long, fence, "fence"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			f := platformtest.New(t)
-			r := openFileRepo(t, f.Platform, f.Dir)
-			rev, err := r.Save(t.Context(), tt.key, snapOf(1), 0)
+			r := openRepo(t, f.Platform, f.Dir)
+			rev, err := r.Save(t.Context(), tt.key, repotest.Snap(1), 0)
 			if err != nil {
 				t.Fatal(err)
 			}
 			f.FS.SetFault(tt.fault)
-			wantRepositoryError(t, tt.do(t, r, tt.key, rev), tt.op, tt.key)
+			repotest.WantRepositoryError(t, tt.do(t, r, tt.key, rev), tt.op, tt.key)
 			f.FS.SetFault(nil)
 			if rec, ok, err := r.Load(t.Context(), tt.key); err != nil || !ok || rec.Revision != rev || rec.Snapshot.Generation != 1 {
 				t.Fatalf("after the fault, Load = %+v, %v, %v; want the record unchanged", rec, ok, err)
@@ -240,56 +215,68 @@ func TestFileRepositoryFaults(t *testing.T) {
 	}
 }
 
-// The operations of TestFileRepositoryFaults and its SQLite counterpart.
-func load(t *testing.T, r lease.Repository, key string, _ lease.Revision) error {
+// The operations of TestFaults and its SQLite counterpart.
+func load(t *testing.T, r store.Repository, key string, _ store.Revision) error {
 	_, _, err := r.Load(t.Context(), key)
 	return err
 }
 
-func save(t *testing.T, r lease.Repository, key string, rev lease.Revision) error {
-	_, err := r.Save(t.Context(), key, snapOf(1), rev)
+func save(t *testing.T, r store.Repository, key string, rev store.Revision) error {
+	_, err := r.Save(t.Context(), key, repotest.Snap(1), rev)
 	return err
 }
 
-func fence(t *testing.T, r lease.Repository, key string, _ lease.Revision) error {
-	unlock, err := r.Fence(t.Context(), key)
-	if err == nil {
-		unlock()
-	}
-	return err
+func fence(t *testing.T, r store.Repository, key string, _ store.Revision) error {
+	return repotest.Fence(t, r, key)
 }
 
-func TestOpenFileRepositoryFails(t *testing.T) {
+func TestOpenFails(t *testing.T) {
 	f := platformtest.New(t)
-	f.FS.SetFault(faultOn(platformtest.OpMkdirAll, ".fences"))
-	_, err := lease.OpenFileRepository(f.Platform, f.Dir)
-	wantRepositoryError(t, err, "open", "")
-	if _, err := lease.OpenFileRepository(&platform.Platform{}, f.Dir); err == nil {
-		t.Fatal("OpenFileRepository on a platform without a file system succeeded")
+	f.FS.SetFault(repotest.FaultOn(platformtest.OpMkdirAll, ".fences"))
+	_, err := file.Open(f.Platform, f.Dir)
+	repotest.WantRepositoryError(t, err, "open", "")
+	var re *store.RepositoryError
+	if _, err := file.Open(&platform.Platform{}, f.Dir); !errors.As(err, &re) {
+		t.Fatalf("Open on a platform without a file system = %v, want a *RepositoryError", err)
 	}
 }
 
-// FuzzFileRecord: whatever a record file holds, Load and Save return a
+// TestOpenNilPlatform: a nil platform is the operating system's.
+func TestOpenNilPlatform(t *testing.T) {
+	dir := t.TempDir()
+	r, err := file.Open(nil, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.Save(t.Context(), "k", repotest.Snap(1), 0); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "k.json")); err != nil {
+		t.Fatalf("the record is not in %s: %v", dir, err)
+	}
+}
+
+// FuzzRecord: whatever a record file holds, Load and Save return a
 // record or a *CorruptRecordError, and never change a file they cannot
 // read.
-func FuzzFileRecord(f *testing.F) {
+func FuzzRecord(f *testing.F) {
 	f.Add([]byte(validRecord))
 	f.Add([]byte(`{"format":1,"key":"task:42","revision":1,"lease":null}`))
 	f.Add([]byte(`{"format":1,"key":"task:42","revision":18446744073709551615,"lease":{"ttl":"-5s"}}`))
 	f.Add([]byte("\xff\xfe"))
 	f.Fuzz(func(t *testing.T, content []byte) {
 		dir := t.TempDir()
-		r := openFileRepo(t, platform.OS(), dir)
+		r := openRepo(t, platform.OS(), dir)
 		path := filepath.Join(dir, "task_3a42.json")
 		if err := os.WriteFile(path, content, 0o600); err != nil {
 			t.Fatal(err)
 		}
 		rec, ok, err := r.Load(t.Context(), "task:42")
 		if err != nil {
-			if !errors.Is(err, lease.ErrCorruptRecord) {
+			if !errors.Is(err, store.ErrCorruptRecord) {
 				t.Fatalf("Load = %v, want a corrupt record", err)
 			}
-			if _, err := r.Save(t.Context(), "task:42", lease.Snapshot{Generation: 1, Holder: stranger, TTL: time.Second}, 0); !errors.Is(err, lease.ErrCorruptRecord) {
+			if _, err := r.Save(t.Context(), "task:42", store.Snapshot{Generation: 1, Holder: repotest.Sample.Holder, TTL: time.Second}, 0); !errors.Is(err, store.ErrCorruptRecord) {
 				t.Fatalf("Save over a corrupt record = %v", err)
 			}
 			if data, _ := os.ReadFile(path); !bytes.Equal(data, content) {
@@ -300,7 +287,7 @@ func FuzzFileRecord(f *testing.F) {
 		if !ok || rec.Revision == 0 {
 			t.Fatalf("Load of an existing file = %+v, %v", rec, ok)
 		}
-		if rec.Revision == ^lease.Revision(0) {
+		if rec.Revision == ^store.Revision(0) {
 			return // the next revision would wrap; no writer gets there
 		}
 		rev, err := r.Save(t.Context(), "task:42", rec.Snapshot, rec.Revision)
@@ -326,10 +313,10 @@ func mustJSON(t *testing.T, v any) string {
 	return string(b)
 }
 
-func BenchmarkFileSave(b *testing.B) {
-	r := openFileRepo(b, platform.OS(), b.TempDir())
-	s := benchSnapshot
-	var rev lease.Revision
+func BenchmarkSave(b *testing.B) {
+	r := openRepo(b, platform.OS(), b.TempDir())
+	s := repotest.Sample
+	var rev store.Revision
 	for b.Loop() {
 		var err error
 		if rev, err = r.Save(b.Context(), "task:42", s, rev); err != nil {

@@ -1,4 +1,4 @@
-package lease
+package store
 
 import (
 	"context"
@@ -22,16 +22,33 @@ type Record struct {
 	Revision Revision
 }
 
-// Repository stores one lease record per key and compares revisions on
-// every write, so that of two writers who read the same revision exactly
-// one succeeds. Implementations are safe for concurrent use.
+// Repository stores one lease record per key, a Snapshot and the
+// Revision it was stored under, and is safe for concurrent use. Its
+// contract, which lease/leasetest checks:
 //
-// Every method first checks the key (an invalid one is a *KeyError) and
-// the context (an ended one returns context.Cause(ctx) and changes
-// nothing). Storage failures are *RepositoryError; a stored record that
-// cannot be read is a *RepositoryError wrapping a *CorruptRecordError and
-// fails that key only. The package leasetest checks all of this for any
-// implementation.
+// Revisions count the saves of a key, from 1; 0 means no record. Save
+// writes only over the revision the caller expects and otherwise fails
+// with a *RevisionConflictError, so that of two writers who read the same
+// revision exactly one succeeds: this compare-and-swap is all the lease
+// logic needs from storage. Records are never deleted: a released lease
+// stays as a tombstone, so that the next generation is still larger than
+// every earlier one.
+//
+// Every method first checks the key, then the context. An invalid key
+// (see ValidateKey) is a *KeyError. A context that has ended returns
+// context.Cause(ctx) itself, unwrapped, and changes nothing. Save checks
+// the snapshot too (Write.Validate), and never writes one that a read
+// would refuse. Storage failures are *RepositoryError. A stored record
+// that cannot be decoded, or that holds a value no lease record can
+// (Snapshot.Validate), is a *RepositoryError wrapping a
+// *CorruptRecordError that names where it is stored and the field: it
+// fails its key only, every later Load and Save of that key fails the
+// same way (a save never writes over it, whatever revision it expects),
+// and the record is left as it is for a person to inspect.
+//
+// A fence is a per-key mutex independent of the records: holding it does
+// not block Load or Save, so that a holder's heartbeat goes on while its
+// fenced work runs.
 type Repository interface {
 	// Load returns the stored record of key, or ok false when there is
 	// none.
@@ -65,9 +82,9 @@ type Write struct {
 }
 
 // Validate reports what makes w unfit to save: its key (a *KeyError) or
-// its snapshot (a *SnapshotFieldError, see Snapshot.Validate). Every
-// repository of this module checks each write with it before it touches
-// storage, so that it never writes a record that a read would refuse.
+// its snapshot (a *SnapshotFieldError, see Snapshot.Validate). A
+// repository checks each write with it before it touches storage, so
+// that it never writes a record that a read would refuse.
 func (w Write) Validate() error {
 	if err := ValidateKey(w.Key); err != nil {
 		return err
@@ -80,8 +97,8 @@ const MaxKeyLen = 256
 
 // ValidateKey reports whether key can name a lease: a non-empty valid
 // UTF-8 string of at most MaxKeyLen bytes without NUL. Any other byte is
-// allowed, '/' and ".." included. It returns a *KeyError; repositories of
-// other packages can use it to refuse the keys this package refuses.
+// allowed, '/' and ".." included. It returns a *KeyError; repositories
+// use it to refuse the keys every repository refuses.
 func ValidateKey(key string) error {
 	var reason string
 	switch {
@@ -99,34 +116,21 @@ func ValidateKey(key string) error {
 	return &KeyError{Key: key, Reason: reason}
 }
 
-// begin checks what every repository method checks first: the key, then
-// the context.
-func begin(ctx context.Context, key string) error {
-	if err := ValidateKey(key); err != nil {
-		return err
-	}
-	if ctx.Err() != nil {
-		return context.Cause(ctx)
-	}
-	return nil
-}
-
-// beginSave checks what every Save checks first: the write, then the
-// context.
-func beginSave(ctx context.Context, key string, snap Snapshot) error {
-	if err := (Write{Key: key, Snapshot: snap}).Validate(); err != nil {
-		return err
-	}
-	return begin(ctx, key)
-}
-
 // FenceWatcher is implemented by repositories whose fence can be lost
 // while it is held, such as an advisory lock that lives as long as a
-// database session. RunFenced uses it when present: the fenced work's
-// context is cancelled with cause ErrFenceLost when the fence is lost, so
-// that a successor's fenced work never runs beside it.
+// database session. Lease.RunFenced uses it when present: the fenced
+// work's context is cancelled with cause lease.ErrFenceLost when the
+// fence is lost, so that a successor's fenced work never runs beside it.
 type FenceWatcher interface {
 	// FenceWatch is Fence, and also returns a channel that is closed if
 	// the fence is lost before unlock.
 	FenceWatch(ctx context.Context, key string) (unlock func(), lost <-chan struct{}, err error)
+}
+
+// Lister is implemented by repositories that can list their keys, for
+// operators (`collab lease ls`). Every repository of this module
+// implements it.
+type Lister interface {
+	// Keys returns every key with a record, sorted.
+	Keys(ctx context.Context) ([]string, error)
 }

@@ -1,4 +1,4 @@
-package lease
+package sqlite
 
 import (
 	"database/sql"
@@ -11,14 +11,14 @@ import (
 	"github.com/rivus/collab/platform"
 )
 
-// TestSQLiteRowIsValidImpliesDecode: the check of updateChecked accepts
+// TestRowIsValidImpliesDecode: the check of updateChecked accepts
 // only rows that decodeRow accepts (else a save could write over a row
 // that Load reports as corrupt), and accepts the rows a holder renews
 // (else every renewal would read and decode its row). SQLite evaluates it
 // on thousands of rows: the times Format writes, random mutations of
 // them, and values out of range.
-func TestSQLiteRowIsValidImpliesDecode(t *testing.T) {
-	r, err := OpenSQLiteRepository(platform.OS(), filepath.Join(t.TempDir(), "leases.db"))
+func TestRowIsValidImpliesDecode(t *testing.T) {
+	r, err := Open(nil, filepath.Join(t.TempDir(), "leases.db"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -39,7 +39,7 @@ func TestSQLiteRowIsValidImpliesDecode(t *testing.T) {
 			continue
 		}
 		s := tm.Format(time.RFC3339Nano)
-		rows = append(rows, row{1, 1, holder, s, true}, row{1, 1, holder, sqliteMutate(rng, s), false})
+		rows = append(rows, row{1, 1, holder, s, true}, row{1, 1, holder, mutate(rng, s), false})
 	}
 	for _, s := range []string{"2000-02-29T00:00:00Z", "2024-02-29T00:00:00Z", "1900-02-29T00:00:00Z", "2023-02-29T00:00:00Z",
 		"2026-04-31T00:00:00Z", "2026-12-31T23:59:59.999999999-23:59", "2026-01-01T00:00:60Z", "2026-01-01T00:00:00+24:00",
@@ -61,7 +61,7 @@ func TestSQLiteRowIsValidImpliesDecode(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	res, err := tx.Query(`SELECT key, revision, generation, holder, released, renewed_at, ttl_ns, `+sqliteRowIsValid+` FROM leases`,
+	res, err := tx.Query(`SELECT key, revision, generation, holder, released, renewed_at, ttl_ns, `+rowIsValid+` FROM leases`,
 		nil, nil, holder, nil, nil, nil, nil, nil, true)
 	if err != nil {
 		t.Fatal(err)
@@ -102,8 +102,8 @@ func key(i int) string { return string(rune('a'+i%26)) + strings.Repeat("x", i/2
 
 func index(k string) int { return int(k[0]-'a') + 26*(len(k)-1) }
 
-// sqliteMutate changes s at one or two random places.
-func sqliteMutate(rng *rand.Rand, s string) string {
+// mutate changes s at one or two random places.
+func mutate(rng *rand.Rand, s string) string {
 	const alphabet = "0123456789-:TZ.,+ tz\x00"
 	b := []byte(s)
 	for range 1 + rng.IntN(2) {

@@ -1,4 +1,4 @@
-package platform
+package sqlite_test
 
 import (
 	"context"
@@ -13,14 +13,17 @@ import (
 	"testing"
 	"time"
 
-	"modernc.org/sqlite"
+	"github.com/rivus/collab/platform"
+	"github.com/rivus/collab/platform/platformtest"
+	"github.com/rivus/collab/platform/sqlite"
+	modernc "modernc.org/sqlite"
 	sqlite3 "modernc.org/sqlite/lib"
 )
 
 // openDB opens path and closes the handle at the end of the test.
-func openDB(t *testing.T, path string, opts SQLiteOptions) *sql.DB {
+func openDB(t *testing.T, path string, opts platform.SQLiteOptions) *sql.DB {
 	t.Helper()
-	db, err := ModerncSQLite().Open(path, opts)
+	db, err := sqlite.Opener().Open(path, opts)
 	if err != nil {
 		t.Fatalf("Open(%q, %+v): %v", path, opts, err)
 	}
@@ -34,7 +37,7 @@ func openDB(t *testing.T, path string, opts SQLiteOptions) *sql.DB {
 
 // sqliteCode returns the primary SQLite result code in err, or -1.
 func sqliteCode(err error) int {
-	var e *sqlite.Error
+	var e *modernc.Error
 	if errors.As(err, &e) {
 		return e.Code() & 0xff
 	}
@@ -47,6 +50,15 @@ func mustExec(t *testing.T, db interface {
 	t.Helper()
 	if _, err := db.ExecContext(context.Background(), query); err != nil {
 		t.Fatalf("%s: %v", query, err)
+	}
+}
+
+// wantDir checks that dir holds exactly the names want, hidden ones
+// included, sorted.
+func wantDir(t *testing.T, dir string, want ...string) {
+	t.Helper()
+	if got := platformtest.DirNames(t, dir); !slices.Equal(got, want) {
+		t.Fatalf("%s holds %q, want %q", dir, got, want)
 	}
 }
 
@@ -64,25 +76,25 @@ func TestDataSourceOptions(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "x.db")
 	tests := []struct {
 		name       string
-		opts       SQLiteOptions
+		opts       platform.SQLiteOptions
 		wantMode   string
 		wantPragma []string
 		wantTxLock string
 	}{
-		{"defaults", SQLiteOptions{}, "", []string{"busy_timeout(0)"}, ""},
-		{"read only", SQLiteOptions{ReadOnly: true}, "ro", []string{"busy_timeout(0)"}, ""},
-		{"busy timeout", SQLiteOptions{BusyTimeout: 1500 * time.Millisecond}, "", []string{"busy_timeout(1500)"}, ""},
-		{"exclusive locking", SQLiteOptions{ExclusiveLocking: true}, "", []string{"busy_timeout(0)", "locking_mode(EXCLUSIVE)"}, ""},
-		{"journal mode", SQLiteOptions{JournalMode: "WAL"}, "", []string{"busy_timeout(0)", "journal_mode(WAL)"}, ""},
-		{"deferred", SQLiteOptions{TxLock: "deferred"}, "", []string{"busy_timeout(0)"}, "deferred"},
-		{"immediate", SQLiteOptions{TxLock: "immediate"}, "", []string{"busy_timeout(0)"}, "immediate"},
-		{"exclusive", SQLiteOptions{TxLock: "exclusive"}, "", []string{"busy_timeout(0)"}, "exclusive"},
-		{"all", SQLiteOptions{ReadOnly: true, BusyTimeout: time.Second, ExclusiveLocking: true, JournalMode: "truncate", TxLock: "immediate"},
+		{"defaults", platform.SQLiteOptions{}, "", []string{"busy_timeout(0)"}, ""},
+		{"read only", platform.SQLiteOptions{ReadOnly: true}, "ro", []string{"busy_timeout(0)"}, ""},
+		{"busy timeout", platform.SQLiteOptions{BusyTimeout: 1500 * time.Millisecond}, "", []string{"busy_timeout(1500)"}, ""},
+		{"exclusive locking", platform.SQLiteOptions{ExclusiveLocking: true}, "", []string{"busy_timeout(0)", "locking_mode(EXCLUSIVE)"}, ""},
+		{"journal mode", platform.SQLiteOptions{JournalMode: "WAL"}, "", []string{"busy_timeout(0)", "journal_mode(WAL)"}, ""},
+		{"deferred", platform.SQLiteOptions{TxLock: "deferred"}, "", []string{"busy_timeout(0)"}, "deferred"},
+		{"immediate", platform.SQLiteOptions{TxLock: "immediate"}, "", []string{"busy_timeout(0)"}, "immediate"},
+		{"exclusive", platform.SQLiteOptions{TxLock: "exclusive"}, "", []string{"busy_timeout(0)"}, "exclusive"},
+		{"all", platform.SQLiteOptions{ReadOnly: true, BusyTimeout: time.Second, ExclusiveLocking: true, JournalMode: "truncate", TxLock: "immediate"},
 			"ro", []string{"busy_timeout(1000)", "locking_mode(EXCLUSIVE)", "journal_mode(truncate)"}, "immediate"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			dsn, err := DataSource(path, tt.opts)
+			dsn, err := sqlite.DataSource(path, tt.opts)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -100,7 +112,7 @@ func TestDataSourceOptions(t *testing.T) {
 }
 
 func TestDataSourceRelativePath(t *testing.T) {
-	dsn, err := DataSource("x.db", SQLiteOptions{})
+	dsn, err := sqlite.DataSource("x.db", platform.SQLiteOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -110,35 +122,35 @@ func TestDataSourceRelativePath(t *testing.T) {
 	}
 	u, err := url.Parse(dsn)
 	if err != nil || u.Path != uriPath(abs) {
-		t.Fatalf("DataSource(relative) = %q (%v), want the absolute path %q", dsn, err, abs)
+		t.Fatalf("sqlite.DataSource(relative) = %q (%v), want the absolute path %q", dsn, err, abs)
 	}
 }
 
 func TestDataSourceRejects(t *testing.T) {
 	tests := []struct {
 		name string
-		opts SQLiteOptions
+		opts platform.SQLiteOptions
 	}{
-		{"journal mode with a statement", SQLiteOptions{JournalMode: "wal); DROP TABLE t; --"}},
-		{"journal mode with a space", SQLiteOptions{JournalMode: "wal mode"}},
-		{"journal mode with a digit", SQLiteOptions{JournalMode: "wal2"}},
-		{"journal mode not ASCII", SQLiteOptions{JournalMode: "w\u00e4l"}},
-		{"unknown tx lock", SQLiteOptions{TxLock: "bogus"}},
-		{"tx lock in capitals", SQLiteOptions{TxLock: "EXCLUSIVE"}},
-		{"tx lock with a statement", SQLiteOptions{TxLock: "immediate; DROP TABLE t"}},
+		{"journal mode with a statement", platform.SQLiteOptions{JournalMode: "wal); DROP TABLE t; --"}},
+		{"journal mode with a space", platform.SQLiteOptions{JournalMode: "wal mode"}},
+		{"journal mode with a digit", platform.SQLiteOptions{JournalMode: "wal2"}},
+		{"journal mode not ASCII", platform.SQLiteOptions{JournalMode: "w\u00e4l"}},
+		{"unknown tx lock", platform.SQLiteOptions{TxLock: "bogus"}},
+		{"tx lock in capitals", platform.SQLiteOptions{TxLock: "EXCLUSIVE"}},
+		{"tx lock with a statement", platform.SQLiteOptions{TxLock: "immediate; DROP TABLE t"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			dir := t.TempDir()
 			path := filepath.Join(dir, "x.db")
-			dsn, err := DataSource(path, tt.opts)
-			var se *SQLiteError
+			dsn, err := sqlite.DataSource(path, tt.opts)
+			var se *platform.SQLiteError
 			if !errors.As(err, &se) || se.Path != path {
-				t.Fatalf("DataSource = %q, %v; want an *SQLiteError for %s", dsn, err, path)
+				t.Fatalf("DataSource = %q, %v; want an *platform.SQLiteError for %s", dsn, err, path)
 			}
-			db, err := ModerncSQLite().Open(path, tt.opts)
+			db, err := sqlite.Opener().Open(path, tt.opts)
 			if !errors.As(err, &se) || db != nil {
-				t.Fatalf("Open = %v, %v; want no handle and an *SQLiteError", db, err)
+				t.Fatalf("Open = %v, %v; want no handle and an *platform.SQLiteError", db, err)
 			}
 			wantDir(t, dir)
 		})
@@ -160,7 +172,7 @@ func TestSQLiteOpenEscapesPath(t *testing.T) {
 				t.Fatal(err)
 			}
 			path := filepath.Join(dir, name+".db")
-			db := openDB(t, path, SQLiteOptions{})
+			db := openDB(t, path, platform.SQLiteOptions{})
 			if _, err := os.Stat(path); !errors.Is(err, fs.ErrNotExist) {
 				t.Fatalf("Open touched the file: %v", err)
 			}
@@ -180,7 +192,7 @@ func TestSQLiteOpenEscapesPath(t *testing.T) {
 
 func TestSQLitePragmasApply(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "x.db")
-	db := openDB(t, path, SQLiteOptions{BusyTimeout: 1500 * time.Millisecond, ExclusiveLocking: true, JournalMode: "truncate"})
+	db := openDB(t, path, platform.SQLiteOptions{BusyTimeout: 1500 * time.Millisecond, ExclusiveLocking: true, JournalMode: "truncate"})
 	tests := []struct{ pragma, want string }{
 		{"busy_timeout", "1500"},
 		{"locking_mode", "exclusive"},
@@ -200,7 +212,7 @@ func TestSQLitePragmasApply(t *testing.T) {
 func TestSQLiteReadOnlyMissingFile(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "missing.db")
-	db := openDB(t, path, SQLiteOptions{ReadOnly: true})
+	db := openDB(t, path, platform.SQLiteOptions{ReadOnly: true})
 	var n int
 	err := db.QueryRow("SELECT count(*) FROM sqlite_master").Scan(&n)
 	if code := sqliteCode(err); code != sqlite3.SQLITE_CANTOPEN {
@@ -211,9 +223,9 @@ func TestSQLiteReadOnlyMissingFile(t *testing.T) {
 
 func TestSQLiteReadOnlyExistingFile(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "x.db")
-	rw := openDB(t, path, SQLiteOptions{})
+	rw := openDB(t, path, platform.SQLiteOptions{})
 	mustExec(t, rw, "CREATE TABLE t (x); INSERT INTO t VALUES (1)")
-	ro := openDB(t, path, SQLiteOptions{ReadOnly: true})
+	ro := openDB(t, path, platform.SQLiteOptions{ReadOnly: true})
 	var n int
 	if err := ro.QueryRow("SELECT count(*) FROM t").Scan(&n); err != nil || n != 1 {
 		t.Fatalf("read = %d, %v; want 1", n, err)
@@ -231,13 +243,13 @@ func TestSQLiteExclusiveLocking(t *testing.T) {
 		t.Run(map[bool]string{false: "normal", true: "exclusive"}[exclusive], func(t *testing.T) {
 			ctx := context.Background()
 			path := filepath.Join(t.TempDir(), "x.db")
-			holder := openDB(t, path, SQLiteOptions{ExclusiveLocking: exclusive})
+			holder := openDB(t, path, platform.SQLiteOptions{ExclusiveLocking: exclusive})
 			conn, err := holder.Conn(ctx)
 			if err != nil {
 				t.Fatal(err)
 			}
 			mustExec(t, conn, "CREATE TABLE t (x); INSERT INTO t VALUES (1)")
-			other := openDB(t, path, SQLiteOptions{})
+			other := openDB(t, path, platform.SQLiteOptions{})
 			var n int
 			err = other.QueryRow("SELECT count(*) FROM t").Scan(&n)
 			switch code := sqliteCode(err); {
@@ -274,15 +286,15 @@ func TestSQLiteTxLock(t *testing.T) {
 	for _, tt := range tests {
 		t.Run("txlock="+tt.txLock, func(t *testing.T) {
 			path := filepath.Join(t.TempDir(), "x.db")
-			setup := openDB(t, path, SQLiteOptions{})
+			setup := openDB(t, path, platform.SQLiteOptions{})
 			mustExec(t, setup, "CREATE TABLE t (x)")
-			holder := openDB(t, path, SQLiteOptions{TxLock: tt.txLock})
+			holder := openDB(t, path, platform.SQLiteOptions{TxLock: tt.txLock})
 			tx, err := holder.Begin()
 			if err != nil {
 				t.Fatal(err)
 			}
 			defer func() { _ = tx.Rollback() }()
-			other := openDB(t, path, SQLiteOptions{})
+			other := openDB(t, path, platform.SQLiteOptions{})
 			var n int
 			readErr := other.QueryRow("SELECT count(*) FROM t").Scan(&n)
 			_, writeErr := other.Exec("INSERT INTO t VALUES (1)")
@@ -293,5 +305,60 @@ func TestSQLiteTxLock(t *testing.T) {
 				t.Errorf("write beside an open transaction: %v, want busy %v", writeErr, tt.writeBusy)
 			}
 		})
+	}
+}
+
+// TestSQLiteCode: platform.SQLiteCode reads the codes of this driver's
+// errors.
+func TestSQLiteCode(t *testing.T) {
+	dir := t.TempDir()
+	name := filepath.Join(dir, "x.db")
+	holder, err := sqlite.Opener().Open(name, platform.SQLiteOptions{ExclusiveLocking: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer holder.Close()
+	if _, err := holder.Exec("CREATE TABLE t(x)"); err != nil {
+		t.Fatal(err)
+	}
+	other, err := sqlite.Opener().Open(name, platform.SQLiteOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	_, err = other.Exec("SELECT * FROM t")
+	if got := platform.SQLiteCode(err); got != platform.SQLiteBusy {
+		t.Errorf("SQLiteCode(%v) = %d, want SQLiteBusy", err, got)
+	}
+	missing, err := sqlite.Opener().Open(filepath.Join(dir, "missing.db"), platform.SQLiteOptions{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer missing.Close()
+	_, err = missing.Exec("SELECT 1 FROM sqlite_master")
+	if got := platform.SQLiteCode(err); got != platform.SQLiteCantOpen {
+		t.Errorf("SQLiteCode(%v) = %d, want SQLiteCantOpen", err, got)
+	}
+	if got := platform.SQLiteCode(errors.New("plain")); got != 0 {
+		t.Errorf("SQLiteCode(plain error) = %d, want 0", got)
+	}
+}
+
+// TestOS: one platform for every call, with platform.OS()'s parts and
+// this package's SQLite.
+func TestOS(t *testing.T) {
+	p := sqlite.OS()
+	if p != sqlite.OS() {
+		t.Fatal("sqlite.OS() returned two platforms")
+	}
+	base := platform.OS()
+	if p.FS != base.FS || p.Process != base.Process || p.Clock != base.Clock {
+		t.Fatalf("sqlite.OS() = %+v, want the parts of platform.OS() = %+v", p, base)
+	}
+	if p.SQLite != sqlite.Opener() {
+		t.Fatalf("sqlite.OS().SQLite = %v, want sqlite.Opener()", p.SQLite)
+	}
+	if base.SQLite != nil {
+		t.Fatal("sqlite.OS() gave platform.OS() a SQLite")
 	}
 }

@@ -1,4 +1,4 @@
-package lease
+package sqlite
 
 import (
 	"context"
@@ -9,18 +9,22 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/rivus/collab/lease/internal/check"
+	"github.com/rivus/collab/lease/internal/keyfile"
+	"github.com/rivus/collab/lease/store"
 	"github.com/rivus/collab/platform"
+	platformsqlite "github.com/rivus/collab/platform/sqlite"
 )
 
-// SQLiteRepository keeps records in a SQLite database, comparing
-// revisions inside BEGIN IMMEDIATE transactions, so that processes
-// sharing the file exclude each other's writes. Its fences are lock files
-// beside the database. See the package documentation for the schema.
-type SQLiteRepository struct {
+// Repository keeps records in a SQLite database, comparing revisions
+// inside BEGIN IMMEDIATE transactions, so that processes sharing the file
+// exclude each other's writes. Its fences are lock files beside the
+// database. See the package documentation for the schema.
+type Repository struct {
 	db     *sql.DB
 	path   string
 	writer chan struct{} // one writing transaction of this handle at a time
-	fences *fileFences
+	fences *keyfile.Locks
 	close  func() error
 
 	mu       sync.Mutex
@@ -28,16 +32,30 @@ type SQLiteRepository struct {
 }
 
 var (
-	_ Repository = (*SQLiteRepository)(nil)
-	_ BatchSaver = (*SQLiteRepository)(nil)
+	_ store.Repository = (*Repository)(nil)
+	_ store.BatchSaver = (*Repository)(nil)
+	_ store.Lister     = (*Repository)(nil)
 )
 
-// sqliteSchemaVersion is the schema this package reads and writes.
-const sqliteSchemaVersion = 1
+// SchemaError reports a SQLite lease database whose schema version this
+// package does not know, most likely written by a newer version. The
+// database is left untouched.
+type SchemaError struct {
+	Path      string
+	Version   int64 // the version found
+	Supported int64 // the version this package reads and writes
+}
 
-// sqliteBusyTimeout is how long a transaction waits for another process's
+func (e *SchemaError) Error() string {
+	return fmt.Sprintf("lease: sqlite database %s has schema version %d; this version of collab supports %d", e.Path, e.Version, e.Supported)
+}
+
+// schemaVersion is the schema this package reads and writes.
+const schemaVersion = 1
+
+// busyTimeout is how long a transaction waits for another process's
 // write lock before it fails; writes hold it for milliseconds.
-const sqliteBusyTimeout = 10 * time.Second
+const busyTimeout = 10 * time.Second
 
 // The schema. lease_schema holds the one row that names the version;
 // it is a table of its own rather than PRAGMA user_version, so that the
@@ -70,7 +88,7 @@ const (
 	updateLease = `UPDATE leases SET revision = ?1, generation = ?2, holder = ?3, released = ?4, renewed_at = ?5, ttl_ns = ?6 WHERE key = ?7`
 )
 
-// sqliteRowIsValid is the condition on the stored row under which
+// rowIsValid is the condition on the stored row under which
 // updateChecked writes over it. It must accept only rows that decodeRow
 // accepts, so that no update replaces a row that Load reports as
 // corrupt; it may refuse more (then saveTx reads and decodes the row).
@@ -78,7 +96,7 @@ const (
 // update writes (?3, which saveTx has parsed: ?9 is true), and their
 // renewed_at is in the form time.RFC3339Nano writes, with a date that
 // exists (date() moves a day that does not to another).
-var sqliteRowIsValid = `?9 AND holder = ?3 AND revision > 0` +
+var rowIsValid = `?9 AND holder = ?3 AND revision > 0` +
 	` AND typeof(generation) = 'integer' AND generation <> 0 AND typeof(ttl_ns) = 'integer' AND ttl_ns > 0` +
 	` AND typeof(released) = 'integer' AND released IN (0, 1)` +
 	` AND typeof(renewed_at) = 'text'` +
@@ -88,49 +106,54 @@ var sqliteRowIsValid = `?9 AND holder = ?3 AND revision > 0` +
 	` AND renewed_at GLOB '[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]T[0-9][0-9]:[0-5][0-9]:[0-5][0-9]*'` +
 	` AND date(substr(renewed_at, 1, 10)) = substr(renewed_at, 1, 10) AND substr(renewed_at, 12, 2) <= '23'` +
 	// The zone follows the seconds, or their fraction of 1 to 9 digits.
-	` AND (` + sqliteZone(`substr(renewed_at, 20)`) +
+	` AND (` + zone(`substr(renewed_at, 20)`) +
 	` OR substr(renewed_at, 20, 1) = '.'` +
 	` AND length(substr(renewed_at, 21)) - length(ltrim(substr(renewed_at, 21), '0123456789')) BETWEEN 1 AND 9` +
-	` AND ` + sqliteZone(`ltrim(substr(renewed_at, 21), '0123456789')`) + `)`
+	` AND ` + zone(`ltrim(substr(renewed_at, 21), '0123456789')`) + `)`
 
-// updateChecked writes over revision ?8 of key ?7, if sqliteRowIsValid
+// updateChecked writes over revision ?8 of key ?7, if rowIsValid
 // accepts the row.
 var updateChecked = `UPDATE leases SET revision = ?1, generation = ?2, holder = ?3, released = ?4, renewed_at = ?5, ttl_ns = ?6` +
-	` WHERE key = ?7 AND revision = ?8 AND ` + sqliteRowIsValid
+	` WHERE key = ?7 AND revision = ?8 AND ` + rowIsValid
 
-// sqliteZone returns the condition that the text expression z is a zone
+// zone returns the condition that the text expression z is a zone
 // of RFC 3339: Z, or an offset within ±23:59.
-func sqliteZone(z string) string {
+func zone(z string) string {
 	return `(` + z + ` = 'Z' OR ` + z + ` GLOB '[+-][01][0-9]:[0-5][0-9]' OR ` + z + ` GLOB '[+-]2[0-3]:[0-5][0-9]')`
 }
 
-// OpenSQLiteRepository opens (creating if missing) the lease database at
-// path, sets up or checks its schema, and creates the fence directory
-// beside it. An unknown schema version is a *RepositoryError wrapping a
+// Open opens (creating if missing) the lease database at path on p, sets
+// up or checks its schema, and creates the fence directory beside it. A
+// nil p is the operating system with modernc.org/sqlite (sqlite.OS() of
+// platform/sqlite); a p without SQLite or FS is a *store.RepositoryError.
+// An unknown schema version is a *store.RepositoryError wrapping a
 // *SchemaError, and leaves the database untouched.
-func OpenSQLiteRepository(p *platform.Platform, path string) (*SQLiteRepository, error) {
-	switch {
-	case p == nil || p.SQLite == nil:
-		return nil, &RepositoryError{Op: "open", Err: fmt.Errorf("%s: the platform has no SQLite: %w", path, errors.ErrUnsupported)}
-	case p.FS == nil:
-		return nil, &RepositoryError{Op: "open", Err: fmt.Errorf("%s: the platform has no file system", path)}
+func Open(p *platform.Platform, path string) (*Repository, error) {
+	if p == nil {
+		p = platformsqlite.OS()
 	}
-	db, err := p.SQLite.Open(path, platform.SQLiteOptions{BusyTimeout: sqliteBusyTimeout, JournalMode: "WAL", TxLock: "immediate"})
+	switch {
+	case p.SQLite == nil:
+		return nil, &store.RepositoryError{Op: "open", Err: fmt.Errorf("%s: the platform has no SQLite: %w", path, errors.ErrUnsupported)}
+	case p.FS == nil:
+		return nil, &store.RepositoryError{Op: "open", Err: fmt.Errorf("%s: the platform has no file system", path)}
+	}
+	db, err := p.SQLite.Open(path, platform.SQLiteOptions{BusyTimeout: busyTimeout, JournalMode: "WAL", TxLock: "immediate"})
 	if err != nil {
-		return nil, &RepositoryError{Op: "open", Err: err}
+		return nil, &store.RepositoryError{Op: "open", Err: err}
 	}
 	if err := setupSchema(db, path); err != nil {
 		return nil, closeAfter(err, db)
 	}
-	fences := &fileFences{fs: p.FS, clock: p.GetClock(), dir: path + ".fences"}
-	if err := p.FS.MkdirAll(fences.dir, dirPerm); err != nil {
-		return nil, closeAfter(&RepositoryError{Op: "open", Err: err}, db)
+	fencesDir := path + ".fences"
+	if err := p.FS.MkdirAll(fencesDir, keyfile.DirPerm); err != nil {
+		return nil, closeAfter(&store.RepositoryError{Op: "open", Err: err}, db)
 	}
-	r := &SQLiteRepository{
+	r := &Repository{
 		db:       db,
 		path:     path,
 		writer:   make(chan struct{}, 1),
-		fences:   fences,
+		fences:   keyfile.NewLocks(p.FS, p.GetClock(), fencesDir, keyfile.FenceSuffix, "fence"),
 		prepared: map[string]*sql.Stmt{},
 	}
 	r.close = sync.OnceValue(r.closeDB)
@@ -150,7 +173,7 @@ func closeAfter(err error, db *sql.DB) error {
 // one transaction, so that processes opening a new database at once
 // create it once.
 func setupSchema(db *sql.DB, path string) error {
-	fail := func(err error) error { return &RepositoryError{Op: "open", Err: fmt.Errorf("%s: %w", path, err)} }
+	fail := func(err error) error { return &store.RepositoryError{Op: "open", Err: fmt.Errorf("%s: %w", path, err)} }
 	tx, err := db.Begin()
 	if err != nil {
 		return fail(err)
@@ -165,8 +188,8 @@ func setupSchema(db *sql.DB, path string) error {
 	if err := tx.QueryRow(selectSchemaVersion).Scan(&version); err != nil {
 		return fail(err)
 	}
-	if version != sqliteSchemaVersion {
-		return &RepositoryError{Op: "open", Err: &SchemaError{Path: path, Version: version, Supported: sqliteSchemaVersion}}
+	if version != schemaVersion {
+		return &store.RepositoryError{Op: "open", Err: &SchemaError{Path: path, Version: version, Supported: schemaVersion}}
 	}
 	if _, err := tx.Exec(createLeasesTable); err != nil {
 		return fail(err)
@@ -179,10 +202,10 @@ func setupSchema(db *sql.DB, path string) error {
 
 // Close closes the database. It is idempotent. Fences taken before stay
 // held until their unlock.
-func (r *SQLiteRepository) Close() error { return r.close() }
+func (r *Repository) Close() error { return r.close() }
 
 // closeDB closes the prepared statements, then the database.
-func (r *SQLiteRepository) closeDB() error {
+func (r *Repository) closeDB() error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	var errs []error
@@ -196,7 +219,7 @@ func (r *SQLiteRepository) closeDB() error {
 // prepare returns query prepared on the database, preparing it on first
 // use. A transaction runs it through Tx.StmtContext, which reuses what its
 // connection prepared before.
-func (r *SQLiteRepository) prepare(ctx context.Context, query string) (*sql.Stmt, error) {
+func (r *Repository) prepare(ctx context.Context, query string) (*sql.Stmt, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if st, ok := r.prepared[query]; ok {
@@ -211,38 +234,38 @@ func (r *SQLiteRepository) prepare(ctx context.Context, query string) (*sql.Stmt
 }
 
 // Load reads key's row.
-func (r *SQLiteRepository) Load(ctx context.Context, key string) (Record, bool, error) {
-	if err := begin(ctx, key); err != nil {
-		return Record{}, false, err
+func (r *Repository) Load(ctx context.Context, key string) (store.Record, bool, error) {
+	if err := check.Call(ctx, key); err != nil {
+		return store.Record{}, false, err
 	}
 	var cols [6]any
 	err := r.db.QueryRowContext(ctx, selectLease, key).Scan(&cols[0], &cols[1], &cols[2], &cols[3], &cols[4], &cols[5])
 	if errors.Is(err, sql.ErrNoRows) {
-		return Record{}, false, nil
+		return store.Record{}, false, nil
 	}
 	if err != nil {
-		return Record{}, false, r.fail(ctx, "load", key, err)
+		return store.Record{}, false, r.fail(ctx, "load", key, err)
 	}
 	rec, err := decodeRow(cols)
 	if err != nil {
-		return Record{}, false, r.corrupt("load", key, err)
+		return store.Record{}, false, r.corrupt("load", key, err)
 	}
 	return rec, true, nil
 }
 
 // corrupt returns the error of op on key's row, which decodeRow refused
 // with err.
-func (r *SQLiteRepository) corrupt(op, key string, err error) error {
+func (r *Repository) corrupt(op, key string, err error) error {
 	where := fmt.Sprintf("%s, table leases", r.path)
-	return &RepositoryError{Op: op, Key: key, Err: &CorruptRecordError{Key: key, Where: where, Err: err}}
+	return &store.RepositoryError{Op: op, Key: key, Err: &store.CorruptRecordError{Key: key, Where: where, Err: err}}
 }
 
 // Save compares and writes in one BEGIN IMMEDIATE transaction.
-func (r *SQLiteRepository) Save(ctx context.Context, key string, s Snapshot, expected Revision) (Revision, error) {
-	if err := beginSave(ctx, key, s); err != nil {
+func (r *Repository) Save(ctx context.Context, key string, s store.Snapshot, expected store.Revision) (store.Revision, error) {
+	if err := check.Save(ctx, key, s); err != nil {
 		return 0, err
 	}
-	var rev Revision
+	var rev store.Revision
 	err := r.inTx(ctx, "save", key, func(tx *sql.Tx) error {
 		var err error
 		stmts := &txStatements{r: r, tx: tx}
@@ -256,10 +279,10 @@ func (r *SQLiteRepository) Save(ctx context.Context, key string, s Snapshot, exp
 // SaveBatch applies writes in one BEGIN IMMEDIATE transaction. A
 // conflict, an invalid key or a corrupt row fails its write only; a
 // storage failure rolls back the batch and fails every write.
-func (r *SQLiteRepository) SaveBatch(ctx context.Context, writes []Write) ([]Revision, []error) {
-	revs, errs := make([]Revision, len(writes)), make([]error, len(writes))
+func (r *Repository) SaveBatch(ctx context.Context, writes []store.Write) ([]store.Revision, []error) {
+	revs, errs := make([]store.Revision, len(writes)), make([]error, len(writes))
 	if ctx.Err() != nil {
-		fill(errs, context.Cause(ctx))
+		check.Fill(errs, context.Cause(ctx))
 		return revs, errs
 	}
 	err := r.inTx(ctx, "save batch", "", func(tx *sql.Tx) error {
@@ -281,15 +304,15 @@ func (r *SQLiteRepository) SaveBatch(ctx context.Context, writes []Write) ([]Rev
 	})
 	if err != nil {
 		clear(revs)
-		fill(errs, err)
+		check.Fill(errs, err)
 	}
 	return revs, errs
 }
 
 // saveTx compares and writes one record inside stmts' transaction. It
 // never writes over a row that Load would refuse: that is a
-// *RepositoryError wrapping a *CorruptRecordError, as Load returns it.
-// Otherwise it returns a *RevisionConflictError, or the raw storage error
+// *store.RepositoryError wrapping a *store.CorruptRecordError, as Load returns it.
+// Otherwise it returns a *store.RevisionConflictError, or the raw storage error
 // for inTx to wrap.
 //
 // A renewal is one statement: updateChecked compares the revision and
@@ -297,7 +320,7 @@ func (r *SQLiteRepository) SaveBatch(ctx context.Context, writes []Write) ([]Rev
 // takeover from another holder, a corrupt row), saveTx reads and decodes
 // the row, and writes over it if it is valid and of the revision
 // expected.
-func (r *SQLiteRepository) saveTx(ctx context.Context, stmts *txStatements, key string, s Snapshot, expected Revision) (Revision, error) {
+func (r *Repository) saveTx(ctx context.Context, stmts *txStatements, key string, s store.Snapshot, expected store.Revision) (store.Revision, error) {
 	next := int64(expected) + 1
 	// A generation above the int64 range is stored as its two's
 	// complement bits, which read back as the same Token.
@@ -314,25 +337,25 @@ func (r *SQLiteRepository) saveTx(ctx context.Context, stmts *txStatements, key 
 	case err != nil:
 		return 0, err
 	case n == 1:
-		return Revision(next), nil
+		return store.Revision(next), nil
 	}
 	cur, err := r.storedRevision(ctx, stmts, key)
 	switch {
 	case err != nil:
 		return 0, err
-	case Revision(cur) != expected:
-		return 0, &RevisionConflictError{Key: key, Expected: expected, Actual: Revision(cur)}
+	case store.Revision(cur) != expected:
+		return 0, &store.RevisionConflictError{Key: key, Expected: expected, Actual: store.Revision(cur)}
 	}
 	// A valid row that updateChecked does not recognise.
 	if _, err := stmts.exec(ctx, updateLease, next, gen, holder, s.Released, renewed, ttl, key); err != nil {
 		return 0, err
 	}
-	return Revision(next), nil
+	return store.Revision(next), nil
 }
 
 // storedRevision reads and decodes key's row, and returns its revision
 // (0: no row).
-func (r *SQLiteRepository) storedRevision(ctx context.Context, stmts *txStatements, key string) (int64, error) {
+func (r *Repository) storedRevision(ctx context.Context, stmts *txStatements, key string) (int64, error) {
 	sel, err := stmts.get(ctx, selectLease)
 	if err != nil {
 		return 0, err
@@ -357,7 +380,7 @@ func (r *SQLiteRepository) storedRevision(ctx context.Context, stmts *txStatemen
 // thousands of renewals runs one statement, prepared once per database
 // connection rather than once per write or per transaction.
 type txStatements struct {
-	r     *SQLiteRepository
+	r     *Repository
 	tx    *sql.Tx
 	stmts map[string]*sql.Stmt
 }
@@ -405,7 +428,7 @@ func (t *txStatements) close() {
 // conflict or a corrupt row, see keyOnly) is returned as it is, after the
 // transaction commits (it has written nothing, and a batch keeps its
 // other writes).
-func (r *SQLiteRepository) inTx(ctx context.Context, op, key string, fn func(*sql.Tx) error) error {
+func (r *Repository) inTx(ctx context.Context, op, key string, fn func(*sql.Tx) error) error {
 	select {
 	case r.writer <- struct{}{}:
 	case <-ctx.Done():
@@ -430,69 +453,90 @@ func (r *SQLiteRepository) inTx(ctx context.Context, op, key string, fn func(*sq
 // keyOnly reports whether err, from saveTx, fails its own write only: a
 // revision conflict, or a corrupt row that was left as it was.
 func keyOnly(err error) bool {
-	return errors.Is(err, ErrRevisionConflict) || errors.Is(err, ErrCorruptRecord)
+	return errors.Is(err, store.ErrRevisionConflict) || errors.Is(err, store.ErrCorruptRecord)
 }
 
 // fail returns the cause of ctx if it ended (database/sql reports an
-// interrupted statement as its own error), else a *RepositoryError.
-func (r *SQLiteRepository) fail(ctx context.Context, op, key string, err error) error {
+// interrupted statement as its own error), else a *store.RepositoryError.
+func (r *Repository) fail(ctx context.Context, op, key string, err error) error {
 	if ctx.Err() != nil {
 		return context.Cause(ctx)
 	}
-	return &RepositoryError{Op: op, Key: key, Err: err}
+	return &store.RepositoryError{Op: op, Key: key, Err: err}
 }
 
 // Fence holds key's fence file (under the database's path plus
 // ".fences") until unlock.
-func (r *SQLiteRepository) Fence(ctx context.Context, key string) (func(), error) {
-	return r.fences.fence(ctx, key)
+func (r *Repository) Fence(ctx context.Context, key string) (func(), error) {
+	return r.fences.Lock(ctx, key)
+}
+
+// Keys returns every key with a row, sorted.
+func (r *Repository) Keys(ctx context.Context) ([]string, error) {
+	rows, err := r.db.QueryContext(ctx, "SELECT key FROM leases ORDER BY key")
+	if err != nil {
+		return nil, r.fail(ctx, "list", "", err)
+	}
+	defer rows.Close()
+	var keys []string
+	for rows.Next() {
+		var k string
+		if err := rows.Scan(&k); err != nil {
+			return nil, r.fail(ctx, "list", "", err)
+		}
+		keys = append(keys, k)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, r.fail(ctx, "list", "", err)
+	}
+	return keys, nil
 }
 
 // decodeRow converts a leases row read into driver values, reporting any
-// value that a valid record cannot hold (Snapshot.Validate included).
-func decodeRow(cols [6]any) (Record, error) {
+// value that a valid record cannot hold (store.Snapshot.Validate included).
+func decodeRow(cols [6]any) (store.Record, error) {
 	rev, ok := cols[0].(int64)
 	if !ok || rev <= 0 {
-		return Record{}, fmt.Errorf("revision %v is not a positive integer", cols[0])
+		return store.Record{}, fmt.Errorf("revision %v is not a positive integer", cols[0])
 	}
 	gen, ok := cols[1].(int64)
 	if !ok {
-		return Record{}, fmt.Errorf("generation %v is not an integer", cols[1])
+		return store.Record{}, fmt.Errorf("generation %v is not an integer", cols[1])
 	}
-	var s Snapshot
-	s.Generation = Token(gen)
+	var s store.Snapshot
+	s.Generation = store.Token(gen)
 	holder, ok := textOf(cols[2])
 	if !ok {
-		return Record{}, fmt.Errorf("holder %v is not text", cols[2])
+		return store.Record{}, fmt.Errorf("holder %v is not text", cols[2])
 	}
 	id, err := parseHolder(holder)
 	if err != nil {
-		return Record{}, &SnapshotFieldError{Field: "holder", Err: err}
+		return store.Record{}, &store.SnapshotFieldError{Field: "holder", Err: err}
 	}
 	s.Holder = id
 	released, ok := cols[3].(int64)
 	if !ok || released != 0 && released != 1 {
-		return Record{}, fmt.Errorf("released %v is not 0 or 1", cols[3])
+		return store.Record{}, fmt.Errorf("released %v is not 0 or 1", cols[3])
 	}
 	s.Released = released == 1
 	renewed, ok := textOf(cols[4])
 	if !ok {
-		return Record{}, fmt.Errorf("renewed_at %v is not text", cols[4])
+		return store.Record{}, fmt.Errorf("renewed_at %v is not text", cols[4])
 	}
 	t, err := time.Parse(time.RFC3339Nano, renewed)
 	if err != nil {
-		return Record{}, fmt.Errorf("renewed_at: %w", err)
+		return store.Record{}, fmt.Errorf("renewed_at: %w", err)
 	}
 	s.RenewedAt = t
 	ttl, ok := cols[5].(int64)
 	if !ok {
-		return Record{}, fmt.Errorf("ttl_ns %v is not an integer", cols[5])
+		return store.Record{}, fmt.Errorf("ttl_ns %v is not an integer", cols[5])
 	}
 	s.TTL = time.Duration(ttl)
 	if err := s.Validate(); err != nil {
-		return Record{}, err
+		return store.Record{}, err
 	}
-	return Record{Snapshot: s, Revision: Revision(rev)}, nil
+	return store.Record{Snapshot: s, Revision: store.Revision(rev)}, nil
 }
 
 // lastHolder is the holder text that parseHolder parsed last, and its

@@ -1,0 +1,234 @@
+package file
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/rivus/collab/lease/internal/check"
+	"github.com/rivus/collab/lease/internal/keyfile"
+	"github.com/rivus/collab/lease/internal/quote"
+	"github.com/rivus/collab/lease/store"
+	"github.com/rivus/collab/platform"
+)
+
+// Repository keeps one JSON file per key in a directory. Its fences and
+// write locks are lock files, so they exclude other processes too. See
+// the package documentation for the layout.
+type Repository struct {
+	fs     platform.FS
+	dir    string         // the records
+	locks  *keyfile.Locks // the per-key write locks
+	fences *keyfile.Locks
+}
+
+var (
+	_ store.Repository = (*Repository)(nil)
+	_ store.Lister     = (*Repository)(nil)
+)
+
+// Subdirectories of a file repository's directory. Their dots keep them
+// apart from the records, whose names never begin with one.
+const (
+	locksDirName  = ".locks"
+	fencesDirName = ".fences"
+)
+
+// Suffixes of the files named after a key: records and write locks.
+const (
+	recordSuffix = ".json"
+	lockSuffix   = ".lock"
+)
+
+// fileFormat is the version of the record file's layout.
+const fileFormat = 1
+
+// fileRecord is the content of a record file.
+type fileRecord struct {
+	Format   int             `json:"format"`
+	Key      string          `json:"key"`
+	Revision store.Revision  `json:"revision"`
+	Lease    *store.Snapshot `json:"lease"`
+}
+
+// Open opens the repository in dir on p, creating the directory and its
+// lock directories if missing. A nil p is platform.OS(); a p without FS
+// is a *store.RepositoryError.
+func Open(p *platform.Platform, dir string) (*Repository, error) {
+	if p == nil {
+		p = platform.OS()
+	}
+	if p.FS == nil {
+		return nil, &store.RepositoryError{Op: "open", Err: errors.New("the platform has no file system")}
+	}
+	locksDir, fencesDir := filepath.Join(dir, locksDirName), filepath.Join(dir, fencesDirName)
+	for _, d := range []string{dir, locksDir, fencesDir} {
+		if err := p.FS.MkdirAll(d, keyfile.DirPerm); err != nil {
+			return nil, &store.RepositoryError{Op: "open", Err: err}
+		}
+	}
+	clock := p.GetClock()
+	return &Repository{
+		fs:     p.FS,
+		dir:    dir,
+		locks:  keyfile.NewLocks(p.FS, clock, locksDir, lockSuffix, "save"),
+		fences: keyfile.NewLocks(p.FS, clock, fencesDir, keyfile.FenceSuffix, "fence"),
+	}, nil
+}
+
+// Load reads key's record file. It takes no lock: files are replaced by
+// rename, so a reader sees a whole old or a whole new record.
+func (r *Repository) Load(ctx context.Context, key string) (store.Record, bool, error) {
+	if err := check.Call(ctx, key); err != nil {
+		return store.Record{}, false, err
+	}
+	path, _ := keyfile.Path(r.dir, key, recordSuffix)
+	return r.read("load", key, path)
+}
+
+// Save compares and writes under key's lock file: it reads the record,
+// compares its revision, and replaces the file atomically.
+func (r *Repository) Save(ctx context.Context, key string, s store.Snapshot, expected store.Revision) (store.Revision, error) {
+	if err := check.Save(ctx, key, s); err != nil {
+		return 0, err
+	}
+	unlock, err := r.locks.Lock(ctx, key)
+	if err != nil {
+		return 0, err
+	}
+	defer unlock()
+	path, nested := keyfile.Path(r.dir, key, recordSuffix)
+	cur, ok, err := r.read("save", key, path)
+	if err != nil {
+		return 0, err
+	}
+	if cur.Revision != expected {
+		return 0, &store.RevisionConflictError{Key: key, Expected: expected, Actual: cur.Revision}
+	}
+	next := cur.Revision + 1
+	data, err := encodeFileRecord(key, next, s)
+	if err != nil {
+		return 0, &store.RepositoryError{Op: "save", Key: key, Err: err}
+	}
+	if nested && !ok {
+		if err := r.fs.MkdirAll(filepath.Dir(path), keyfile.DirPerm); err != nil {
+			return 0, &store.RepositoryError{Op: "save", Key: key, Err: err}
+		}
+	}
+	if err := r.fs.WriteFileAtomic(path, data, keyfile.FilePerm); err != nil {
+		return 0, &store.RepositoryError{Op: "save", Key: key, Err: err}
+	}
+	return next, nil
+}
+
+// Fence holds key's fence file until unlock.
+func (r *Repository) Fence(ctx context.Context, key string) (func(), error) {
+	return r.fences.Lock(ctx, key)
+}
+
+// Keys returns the key of every record file, sorted. Names that no key
+// encodes to (a person's stray file) are skipped, not fatal.
+func (r *Repository) Keys(ctx context.Context) ([]string, error) {
+	if ctx.Err() != nil {
+		return nil, context.Cause(ctx)
+	}
+	var keys []string
+	err := r.walk(r.dir, func(rel string) {
+		if k, err := keyfile.DecodePath(rel, recordSuffix); err == nil {
+			keys = append(keys, k)
+		}
+	})
+	if err != nil {
+		return nil, &store.RepositoryError{Op: "list", Err: err}
+	}
+	slices.Sort(keys)
+	return keys, nil
+}
+
+// walk calls found with the path, relative to root, of every record file
+// under root, skipping the lock directories.
+func (r *Repository) walk(root string, found func(rel string)) error {
+	var visit func(dir string) error
+	visit = func(dir string) error {
+		entries, err := r.fs.ReadDir(dir)
+		if err != nil {
+			return err
+		}
+		for _, e := range entries {
+			name := filepath.Join(dir, e.Name())
+			switch {
+			case strings.HasPrefix(e.Name(), "."):
+			case e.IsDir():
+				if err := visit(name); err != nil {
+					return err
+				}
+			case e.Type()&fs.ModeType == 0 && strings.HasSuffix(e.Name(), recordSuffix):
+				rel, err := filepath.Rel(root, name)
+				if err != nil {
+					return err
+				}
+				found(rel)
+			}
+		}
+		return nil
+	}
+	return visit(root)
+}
+
+// read returns the record in path; a missing file is no record.
+func (r *Repository) read(op, key, path string) (store.Record, bool, error) {
+	data, err := r.fs.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return store.Record{}, false, nil
+	}
+	if err != nil {
+		return store.Record{}, false, &store.RepositoryError{Op: op, Key: key, Err: err}
+	}
+	rec, err := decodeFileRecord(data, key)
+	if err != nil {
+		return store.Record{}, false, &store.RepositoryError{Op: op, Key: key, Err: &store.CorruptRecordError{Key: key, Where: path, Err: err}}
+	}
+	return rec, true, nil
+}
+
+func encodeFileRecord(key string, rev store.Revision, s store.Snapshot) ([]byte, error) {
+	data, err := json.MarshalIndent(fileRecord{Format: fileFormat, Key: key, Revision: rev, Lease: &s}, "", "  ")
+	if err != nil {
+		return nil, err
+	}
+	return append(data, '\n'), nil
+}
+
+// decodeFileRecord decodes a record file that should hold key. Unknown
+// fields are ignored, so that newer writers of the same format stay
+// readable.
+func decodeFileRecord(data []byte, key string) (store.Record, error) {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	var f fileRecord
+	if err := dec.Decode(&f); err != nil {
+		if fe, ok := errors.AsType[*store.SnapshotFieldError](err); ok {
+			return store.Record{}, fmt.Errorf("lease.%w", fe)
+		}
+		return store.Record{}, fmt.Errorf("not a JSON record: %w", err)
+	}
+	if dec.More() {
+		return store.Record{}, errors.New("trailing data after the record")
+	}
+	switch {
+	case f.Format != fileFormat:
+		return store.Record{}, fmt.Errorf("format %d is not supported (this version reads format %d)", f.Format, fileFormat)
+	case f.Key != key:
+		return store.Record{}, fmt.Errorf("the file holds key %s", quote.Key(f.Key))
+	case f.Revision == 0:
+		return store.Record{}, errors.New("revision missing")
+	case f.Lease == nil:
+		return store.Record{}, errors.New("lease missing")
+	}
+	return store.Record{Snapshot: *f.Lease, Revision: f.Revision}, nil
+}

@@ -1,0 +1,46 @@
+// Package sqlite keeps lease records in a SQLite database that the
+// processes opening the file share: the store.Repository collab uses by
+// default. It lives apart from package lease so that a program that
+// leases through another repository links no SQLite. A nil platform is
+// sqlite.OS() of platform/sqlite, with modernc.org/sqlite.
+//
+// [Open] opens the database through the platform's SQLite with
+// journal_mode=WAL (readers never wait for the writer),
+// busy_timeout=10s, and _txlock=immediate, so every write transaction is
+// BEGIN IMMEDIATE: it takes the database's write lock before it compares
+// the revision, and two processes cannot both pass the compare. A write
+// over a revision is one UPDATE whose condition compares the revision and
+// checks the stored row (a renewal's: its own holder, valid values); when
+// it writes nothing, the transaction reads and decodes the row, so that a
+// conflict, a corrupt row and a valid row of another holder are told
+// apart, and only the last is written over.
+// Writers of one handle queue in the process before they begin, so that
+// SQLite's sleeping busy handler only arbitrates between processes. The
+// schema, set up idempotently in one transaction on open:
+//
+//	CREATE TABLE IF NOT EXISTS lease_schema (
+//		id      INTEGER PRIMARY KEY CHECK (id = 1),
+//		version INTEGER NOT NULL                     -- 1
+//	) STRICT;
+//	CREATE TABLE IF NOT EXISTS leases (
+//		key        TEXT    PRIMARY KEY NOT NULL,
+//		revision   INTEGER NOT NULL CHECK (revision > 0),
+//		generation INTEGER NOT NULL,                 -- the Token's bits
+//		holder     TEXT    NOT NULL,                 -- platform.Identity JSON
+//		released   INTEGER NOT NULL CHECK (released IN (0, 1)),
+//		renewed_at TEXT    NOT NULL,                 -- RFC 3339, nanoseconds
+//		ttl_ns     INTEGER NOT NULL
+//	) STRICT, WITHOUT ROWID;
+//
+// The version lives in its own table rather than PRAGMA user_version, so
+// the tables can share a database with an application's. A database of
+// another version fails to open with a *[SchemaError] (wrapped in a
+// *store.RepositoryError) and is not changed. It implements
+// store.BatchSaver, a batch being one transaction, and store.Lister.
+//
+// The fences are lock files in the directory named by the database path
+// plus ".fences" (leases.db.fences/), one per key, named and waited for as
+// lease/file names and waits for its own, with the suffix ".fence". They
+// are not SQLite locks, so that a fenced piece of work, however long,
+// never holds the database's write lock.
+package sqlite
