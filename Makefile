@@ -12,11 +12,12 @@ demo: ## the main job: a 25 s torture campaign of real processes, checked by por
 generate: ## regenerate fsm/ from spec/
 	$(GO) generate ./...
 
-verify: ## gofmt, vet, staticcheck, tidy and generated code up to date
+verify: ## gofmt, vet, staticcheck, tidy, what each package links, and generated code up to date
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
 	$(GO) tool staticcheck ./...
 	$(GO) mod tidy -diff
+	scripts/check-deps.sh
 	$(MAKE) --no-print-directory generate
 	@out=$$(git status --porcelain -- spec fsm policy); if [ -n "$$out" ]; then echo "generated code is stale; run make generate and commit:"; echo "$$out"; exit 1; fi
 

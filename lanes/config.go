@@ -3,10 +3,9 @@ package lanes
 import (
 	"context"
 	"fmt"
-	"log/slog"
 	"time"
 
-	"github.com/rivus/collab/platform"
+	"github.com/rivus/collab/platform/clock"
 	"github.com/rivus/collab/policy"
 )
 
@@ -36,11 +35,14 @@ type Config[K comparable] struct {
 	// Policy is the lane policy; nil means fsm.LanePolicy. It must be of
 	// the "lane" family.
 	Policy policy.Policy
-	// Logger receives warnings (a panic in OnExit); nil discards them.
-	Logger *slog.Logger
+	// Logger receives warnings (a panic in OnExit), with slog's
+	// alternating keys and values; a *slog.Logger fits, and nil discards
+	// them. It is an interface, not *slog.Logger, so that a program that
+	// uses lanes links no log/slog unless it logs.
+	Logger Logger
 	// Clock times TurnTimeout and the durations Hooks hear; nil means the
 	// real clock.
-	Clock platform.Clock
+	Clock clock.Clock
 	// Hooks observe queue depth, waits, activations, timeouts and panics.
 	Hooks Hooks[K]
 }
@@ -73,13 +75,23 @@ func (c Config[K]) withDefaults() (Config[K], error) {
 		c.MaxConcurrent = 1
 	}
 	if c.Logger == nil {
-		c.Logger = slog.New(slog.DiscardHandler)
+		c.Logger = discard{}
 	}
 	if c.Clock == nil {
-		c.Clock = platform.RealClock()
+		c.Clock = clock.Real()
 	}
 	if c.OnExit == nil {
 		c.OnExit = func(K, Exit) {}
 	}
 	return c, nil
 }
+
+// Logger is what lanes logs warnings through: *slog.Logger's Warn.
+type Logger interface {
+	Warn(msg string, args ...any)
+}
+
+// discard is the Logger of a nil Config.Logger.
+type discard struct{}
+
+func (discard) Warn(string, ...any) {}

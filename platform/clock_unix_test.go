@@ -6,30 +6,7 @@ import (
 	"strconv"
 	"testing"
 	"time"
-
-	"golang.org/x/sys/unix"
 )
-
-func clockMonotonic(t *testing.T) time.Duration {
-	t.Helper()
-	var ts unix.Timespec
-	if err := unix.ClockGettime(unix.CLOCK_MONOTONIC, &ts); err != nil {
-		t.Fatal(err)
-	}
-	return time.Duration(ts.Nano())
-}
-
-func TestRealClockMonotonicIsClockMonotonic(t *testing.T) {
-	c := RealClock()
-	for range 1000 {
-		before := clockMonotonic(t)
-		got := c.Monotonic()
-		after := clockMonotonic(t)
-		if got < before || got > after {
-			t.Fatalf("Monotonic() = %v, CLOCK_MONOTONIC read %v before and %v after", got, before, after)
-		}
-	}
-}
 
 // TestRealClockMonotonicAcrossProcesses: a child's reading lies between
 // two of the parent's, so readings of different processes compare.

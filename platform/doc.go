@@ -2,15 +2,17 @@
 // system: files, process identity and liveness, clocks, and the port to
 // SQLite.
 //
-// Runtime packages (plock, lease, lanes) never call the operating system
+// Runtime packages (plock, lease) never call the operating system
 // directly; they take a *Platform, so that tests can substitute the fake in
 // platform/platformtest and so that a host without SQLite can run the file
-// fallbacks.
+// fallbacks. A nil *Platform means the operating system's, in every
+// package that takes one.
 //
 // This package links no SQLite driver: [SQLite] is an interface, and [OS]
 // has none. Package platform/sqlite holds the opener of modernc.org/sqlite
 // and the OS platform with it, so that only the programs that use SQLite
-// pay for it.
+// pay for it. [Clock] is package platform/clock's, which lanes imports
+// alone: it needs time and nothing else of this edge.
 //
 // # Process identity
 //

@@ -22,11 +22,11 @@ func TestGetClock(t *testing.T) {
 	if got := (&Platform{}).GetClock(); got != RealClock() {
 		t.Errorf("GetClock of a nil Clock = %v, want the real clock", got)
 	}
-	c := fixedClock{}
+	c := fixedClock{RealClock()}
 	if got := (&Platform{Clock: c}).GetClock(); got != c {
 		t.Errorf("GetClock = %v, want the platform's clock", got)
 	}
 }
 
 // fixedClock is a Clock distinguishable from the real one.
-type fixedClock struct{ realClock }
+type fixedClock struct{ Clock }

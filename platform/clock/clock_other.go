@@ -1,6 +1,6 @@
 //go:build !linux && !darwin
 
-package platform
+package clock
 
 import "time"
 

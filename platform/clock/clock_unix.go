@@ -1,6 +1,6 @@
 //go:build linux || darwin
 
-package platform
+package clock
 
 import (
 	"time"
@@ -11,7 +11,7 @@ import (
 func monotonicNow() time.Duration {
 	var ts unix.Timespec
 	if err := unix.ClockGettime(unix.CLOCK_MONOTONIC, &ts); err != nil {
-		panic("platform: clock_gettime(CLOCK_MONOTONIC): " + err.Error()) // cannot fail on a supported kernel
+		panic("clock: clock_gettime(CLOCK_MONOTONIC): " + err.Error()) // cannot fail on a supported kernel
 	}
 	return time.Duration(ts.Nano())
 }

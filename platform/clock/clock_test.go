@@ -1,4 +1,4 @@
-package platform
+package clock
 
 import (
 	"testing"
@@ -9,17 +9,17 @@ import (
 // the test instead of hanging it.
 const failsafe = 10 * time.Second
 
-func TestRealClockNow(t *testing.T) {
+func TestRealNow(t *testing.T) {
 	before := time.Now()
-	now := RealClock().Now()
+	now := Real().Now()
 	after := time.Now()
 	if now.Before(before) || now.After(after) {
 		t.Fatalf("Now() = %v, not between %v and %v", now, before, after)
 	}
 }
 
-func TestRealClockMonotonicNeverGoesBack(t *testing.T) {
-	c := RealClock()
+func TestRealMonotonicNeverGoesBack(t *testing.T) {
+	c := Real()
 	prev := c.Monotonic()
 	for range 10000 {
 		now := c.Monotonic()
@@ -30,9 +30,9 @@ func TestRealClockMonotonicNeverGoesBack(t *testing.T) {
 	}
 }
 
-func TestRealClockNewTimerFires(t *testing.T) {
+func TestRealNewTimerFires(t *testing.T) {
 	const d = 5 * time.Millisecond
-	c := RealClock()
+	c := Real()
 	start := time.Now()
 	tm := c.NewTimer(d)
 	select {
@@ -48,8 +48,8 @@ func TestRealClockNewTimerFires(t *testing.T) {
 	}
 }
 
-func TestRealClockTimerStopAndReset(t *testing.T) {
-	c := RealClock()
+func TestRealTimerStopAndReset(t *testing.T) {
+	c := Real()
 	tm := c.NewTimer(time.Hour)
 	if !tm.Stop() {
 		t.Fatal("Stop of a pending timer reported it inactive")
@@ -70,8 +70,8 @@ func TestRealClockTimerStopAndReset(t *testing.T) {
 	}
 }
 
-func TestRealClockAfterFunc(t *testing.T) {
-	c := RealClock()
+func TestRealAfterFunc(t *testing.T) {
+	c := Real()
 	ran := make(chan struct{})
 	tm := c.AfterFunc(time.Millisecond, func() { close(ran) })
 	if tm.C() != nil {
@@ -87,8 +87,8 @@ func TestRealClockAfterFunc(t *testing.T) {
 	}
 }
 
-func TestRealClockAfterFuncStop(t *testing.T) {
-	c := RealClock()
+func TestRealAfterFuncStop(t *testing.T) {
+	c := Real()
 	tm := c.AfterFunc(time.Hour, func() { panic("stopped AfterFunc ran") })
 	if !tm.Stop() {
 		t.Fatal("Stop of a pending AfterFunc reported it inactive")
