@@ -54,8 +54,10 @@ func (c *Clock) SetWall(t time.Time) {
 }
 
 // Advance moves both clocks forward by d, firing every timer that falls
-// due, in order of deadline, each at its own deadline.
-func (c *Clock) Advance(d time.Duration) {
+// due, in order of deadline, each at its own deadline, and returns how many
+// it fired. (Pending cannot tell that: a timer's goroutine may arm the next
+// timer before Pending is read.)
+func (c *Clock) Advance(d time.Duration) (fired int) {
 	if d < 0 {
 		panic("platformtest: Advance with a negative duration")
 	}
@@ -70,10 +72,12 @@ func (c *Clock) Advance(d time.Duration) {
 		c.mono = t.deadline
 		c.removeLocked(t)
 		t.fire(c.wall)
+		fired++
 	}
 	c.wall = c.wall.Add(end - c.mono)
 	c.mono = end
 	c.mu.Unlock()
+	return fired
 }
 
 // Pending returns the number of timers waiting to fire.
