@@ -109,7 +109,7 @@ func runMutant(ctx context.Context, cfg *config, s *scratch, m mutant, apply boo
 		return r
 	}
 	for _, l := range allLayers {
-		if !cfg.layers[l] {
+		if !cfg.layers[l] || ctx.Err() != nil {
 			continue
 		}
 		var lr layerResult
@@ -210,6 +210,9 @@ func runCampaign(ctx context.Context, cfg *config, s *scratch, m mutant) layerRe
 	var took time.Duration
 	for _, store := range stores {
 		for _, seed := range cfg.seeds {
+			if ctx.Err() != nil {
+				break
+			}
 			dir := filepath.Join(s.runs, fmt.Sprintf("%s-%d", store, seed))
 			args := []string{"demo", "--store", store, "--duration", cfg.duration.String(), "--seed", fmt.Sprint(seed),
 				"--keys", "4", "--pause-every", "250ms", "--dir", dir}
@@ -218,6 +221,11 @@ func runCampaign(ctx context.Context, cfg *config, s *scratch, m mutant) layerRe
 			}
 			res := runBounded(ctx, s.repo, nil, limit, s.bin, args...)
 			d := classifyDemo(res)
+			if store == "postgres" {
+				if err := dropKeptSchema(ctx, cfg.pgURL, res.stdout); err != nil {
+					fmt.Fprintf(cfg.out, "  (could not drop the schema the run kept: %v)\n", err)
+				}
+			}
 			d.store, d.seed, d.took = store, seed, res.took
 			runs = append(runs, d)
 			took += res.took
@@ -261,6 +269,8 @@ var workerCrash = regexp.MustCompile(`worker (p\d+) ended on its own: (.*?) \(it
 // crashed worker's stderr, still in the run directory, names the crash.
 func classifyDemo(res ran) demoRun {
 	switch {
+	case res.interrupted:
+		return demoRun{kind: "interrupted"}
 	case res.timedOut:
 		return demoRun{kind: "timed out", detail: "after " + roundTook(res.took)}
 	case strings.Contains(res.stdout, "porcupine: violation"):
@@ -392,20 +402,25 @@ func testFailures(out string) string {
 		if !f.failed {
 			continue
 		}
-		var what []string
+		what := strings.Join(f.tests, ", ")
+		var end string
 		switch {
 		case f.build:
-			what = append(what, "build failed")
+			end = "build failed"
 		case f.timedOut && f.running != "":
-			what = append(what, "timed out in "+f.running)
+			end = "timed out in " + f.running
 		case f.timedOut:
-			what = append(what, "timed out")
+			end = "timed out"
+		case what == "":
+			end = "failed outside any test"
 		}
-		what = append(what, f.tests...)
-		if len(what) == 0 {
-			what = append(what, "failed outside any test")
+		switch {
+		case what == "":
+			what = end
+		case end != "":
+			what += ", then " + end
 		}
-		parts = append(parts, pkg+": "+strings.Join(what, ", "))
+		parts = append(parts, pkg+": "+what)
 	}
 	return strings.Join(parts, "; ")
 }
@@ -418,6 +433,8 @@ func failure(res ran) string {
 	switch {
 	case res.startErr != nil:
 		return res.startErr.Error()
+	case res.interrupted:
+		return "interrupted"
 	case res.timedOut:
 		return "timed out after " + roundTook(res.took)
 	}

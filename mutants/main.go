@@ -244,7 +244,7 @@ func (c *config) layerList() string {
 			names = append(names, l.String())
 		}
 	}
-	return strings.Join(names, ",")
+	return strings.Join(names, ", ")
 }
 
 func joinInts(ns []int64) string {

@@ -1,12 +1,15 @@
 package main
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/jackc/pgx/v5"
 )
 
 func TestParseMutant(t *testing.T) {
@@ -79,11 +82,16 @@ func TestTestFailures(t *testing.T) {
 		`{"Action":"output","Package":"github.com/rivus/collab/lanes","Test":"TestHang","Output":"\t\tTestHang (2s)\n"}`,
 		`{"Action":"output","Package":"github.com/rivus/collab/lanes","Test":"TestHang","Output":"\n"}`,
 		`{"Action":"fail","Package":"github.com/rivus/collab/lanes"}`,
+		`{"Action":"fail","Package":"github.com/rivus/collab/plock","Test":"TestC"}`,
+		`{"Action":"output","Package":"github.com/rivus/collab/plock","Test":"TestD","Output":"panic: test timed out after 2s\n"}`,
+		`{"Action":"output","Package":"github.com/rivus/collab/plock","Test":"TestD","Output":"\trunning tests:\n"}`,
+		`{"Action":"output","Package":"github.com/rivus/collab/plock","Test":"TestD","Output":"\t\tTestD (2s)\n"}`,
+		`{"Action":"fail","Package":"github.com/rivus/collab/plock"}`,
 		`{"ImportPath":"github.com/rivus/collab/fsm [x.test]","Action":"build-fail"}`,
 		`{"Action":"fail","Package":"github.com/rivus/collab/fsm","FailedBuild":"github.com/rivus/collab/fsm [x.test]"}`,
 		`{"Action":"fail","Package":"github.com/rivus/collab/plat"}`,
 	}, "\n")
-	want := "lease: TestA, TestB; lanes: timed out in TestHang; fsm: build failed; plat: failed outside any test"
+	want := "lease: TestA, TestB; plock: TestC, then timed out in TestD; lanes: timed out in TestHang; fsm: build failed; plat: failed outside any test"
 	if got := testFailures(out); got != want {
 		t.Errorf("testFailures:\n got %s\nwant %s", got, want)
 	}
@@ -168,5 +176,31 @@ func TestVerdict(t *testing.T) {
 	rep.baseline = &result{m: mutant{name: "(baseline)"}, layers: map[layer]layerResult{unit: {status: caught}}}
 	if rep.ok() || !strings.Contains(rep.table(), "BASELINE FAILED") {
 		t.Error("a failed baseline does not fail the run")
+	}
+}
+
+func TestDropKeptSchema(t *testing.T) {
+	if err := dropKeptSchema(t.Context(), "postgres://nowhere.invalid/x", "PostgreSQL schema: x (dropped)\n"); err != nil {
+		t.Errorf("no schema kept: %v", err)
+	}
+	url := os.Getenv("COLLAB_TEST_POSTGRES_URL")
+	if url == "" {
+		t.Skip("COLLAB_TEST_POSTGRES_URL is unset")
+	}
+	conn, err := pgx.Connect(t.Context(), url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(context.Background())
+	const schema = "collab_torture_0_1"
+	if _, err := conn.Exec(t.Context(), "CREATE SCHEMA IF NOT EXISTS "+schema+"; CREATE TABLE "+schema+".t (x int)"); err != nil {
+		t.Fatal(err)
+	}
+	if err := dropKeptSchema(t.Context(), url, "run directory: d\nPostgreSQL schema: "+schema+" (kept)\n"); err != nil {
+		t.Fatal(err)
+	}
+	var n int
+	if err := conn.QueryRow(t.Context(), "SELECT count(*) FROM pg_namespace WHERE nspname = $1", schema).Scan(&n); err != nil || n != 0 {
+		t.Errorf("the schema is still there (%d, %v)", n, err)
 	}
 }

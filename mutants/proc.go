@@ -13,7 +13,8 @@ import (
 type ran struct {
 	stdout, stderr string
 	code           int  // the exit status; -1 if it did not exit normally
-	timedOut       bool // the time bound passed and the command was stopped
+	timedOut       bool // the time bound passed, or the run was interrupted, and the command was stopped
+	interrupted    bool // the run was interrupted
 	startErr       error
 	took           time.Duration
 }
@@ -26,8 +27,8 @@ const graceDelay = 15 * time.Second
 // process group of its own, stopped after limit: SIGINT to the group,
 // then SIGKILL to it graceDelay later. The parent's interrupt stops it
 // the same way.
-func runBounded(ctx context.Context, dir string, env []string, limit time.Duration, name string, args ...string) ran {
-	ctx, cancel := context.WithTimeout(ctx, limit)
+func runBounded(parent context.Context, dir string, env []string, limit time.Duration, name string, args ...string) ran {
+	ctx, cancel := context.WithTimeout(parent, limit)
 	defer cancel()
 	cmd := osexec.CommandContext(ctx, name, args...)
 	cmd.Dir = dir
@@ -41,7 +42,7 @@ func runBounded(ctx context.Context, dir string, env []string, limit time.Durati
 	err := cmd.Run()
 	r := ran{took: time.Since(start), code: -1}
 	if ctx.Err() != nil {
-		r.timedOut = true
+		r.timedOut, r.interrupted = true, parent.Err() != nil
 		_ = signalGroup(cmd, true) // whatever of the group outlived its leader
 	}
 	r.stdout, r.stderr = stdout.String(), stderr.String()
