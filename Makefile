@@ -34,7 +34,7 @@ campaign: ## the CI fault campaign on SQLite and files: 20,000 operations, 200 S
 	$(GO) build -o $(CURDIR)/.campaign/collab ./cmd/collab
 	for store in sqlite file; do \
 		$(CURDIR)/.campaign/collab demo --store $$store --duration 20s --keys 4 --pause-every 250ms \
-			--min-ops 20000 --min-kills 200 --min-pauses 50 --dir $$(mktemp -d) || exit 1; \
+			--min-ops 20000 --min-kills 200 --min-pauses 50 --deadline 10m --dir $$(mktemp -d) || exit 1; \
 	done
 
 bench: ## benchmarks, each with its in-process baseline
