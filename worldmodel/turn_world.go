@@ -240,9 +240,8 @@ const (
 )
 
 // The turn family's vocabulary as policy IDs.
-var (
+const (
 	turnTrRequest       = policy.TurnRequest
-	turnTrTurn          = policy.TurnTurn
 	turnTrAcquired      = policy.TurnAcquired
 	turnTrBusy          = policy.TurnBusy
 	turnTrAttemptFailed = policy.TurnAttemptFailed
@@ -251,12 +250,9 @@ var (
 	turnTrRelease       = policy.TurnRelease
 
 	turnFactFree = policy.TurnFactTurnFree
-	turnFactWait = policy.TurnFactWait
 
-	turnOutLeave  = policy.TurnOutputLeaveQueue
 	turnOutUnlock = policy.TurnOutputUnlock
 	turnOutPass   = policy.TurnOutputPassTurn
-	turnOutTake   = policy.TurnOutputTakeTurn
 	turnOutEnq    = policy.TurnOutputEnqueue
 	turnOutTry    = policy.TurnOutputAttempt
 	turnOutBack   = policy.TurnOutputBackoff
