@@ -42,9 +42,9 @@ type Runtime[T comparable] interface {
 	// Enqueue puts t at the back of its lock's waiters, with a fresh
 	// signal for the turn; false stops the step (a world at its bound).
 	Enqueue(t T) bool
-	LeaveQueue(t T)           // takes t out of its lock's waiters, wherever it is
-	PopWaiter(t T) (T, bool)  // takes out the longest waiter of t's lock, if any
-	ForgetIfIdle(t T)         // drops t's lock's queue when nobody owns or waits
+	LeaveQueue(t T)                      // takes t out of its lock's waiters, wherever it is
+	PopWaiter(t T) (T, bool)             // takes out the longest waiter of t's lock, if any
+	ForgetIfIdle(t T)                    // drops t's lock's queue when nobody owns or waits
 	Handed(t T, out policy.Outputs) bool // t got the turn, with its Turn step's outputs; false stops
 
 	// Fault hears a trigger the policy refused; the step stops after it.
