@@ -3,6 +3,7 @@ package lease
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/rivus/collab/fsm"
 	"github.com/rivus/collab/policy"
@@ -101,4 +102,36 @@ func TestMonitorNamesWhatAPolicyAsksAmiss(t *testing.T) {
 			t.Errorf("%s: broken duty %q, want %q", tt.name, broke, tt.want)
 		}
 	}
+}
+
+// BenchmarkMonitor steps a handle's life (acquire, renew, release) through
+// the shipped policy, with the contract monitor's check and without it, in
+// this process, and reports the monitor's cost per step. Without the build
+// tag collabmonitor the manager makes no check at all: the cost is zero.
+func BenchmarkMonitor(b *testing.B) {
+	life := append(append([]monStep{}, acquired...),
+		monStep{trRenewDue, 0}, monStep{trSaved, 0},
+		monStep{trRelease, 0}, monStep{trLoaded, factRecordOurs}, monStep{trSaved, 0})
+	p := fsm.LeasePolicy
+	run := func(check bool) time.Duration {
+		start := time.Now()
+		for range b.N {
+			var mon leaseMonitor
+			s := p.Initial()
+			for _, st := range life {
+				r := p.Step(s, st.t, st.f)
+				if check && mon.check(s, st.t, st.f, r) != "" {
+					b.Fatal("the monitor refused the life of a handle")
+				}
+				s = r.Next
+			}
+		}
+		return time.Since(start)
+	}
+	bare, checked := run(false), run(true)
+	steps := float64(b.N * len(life))
+	b.ReportMetric(0, "ns/op")
+	b.ReportMetric(float64(bare.Nanoseconds())/steps, "step-ns")
+	b.ReportMetric(float64(checked.Nanoseconds())/steps, "monitored-step-ns")
+	b.ReportMetric(float64(checked-bare)/steps, "monitor-ns/step")
 }
