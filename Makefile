@@ -1,7 +1,7 @@
 # collab: the targets CI and people run. `make help` lists them.
 GO ?= go
 
-.PHONY: help demo generate verify test modelcheck campaign bench cross
+.PHONY: help demo generate verify test modelcheck campaign mutants bench cross
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-10s %s\n", $$1, $$2}'
@@ -37,6 +37,9 @@ campaign: ## the CI fault campaign on SQLite and files: 20,000 operations, 200 S
 		$(CURDIR)/.campaign/collab-monitored demo --store $$store --duration 20s --keys 4 --pause-every 250ms \
 			--min-ops 20000 --min-kills 200 --min-pauses 50 --deadline 10m --dir $$(mktemp -d) || exit 1; \
 	done
+
+mutants: ## plant each bug of mutants/*.patch in a scratch copy, report which layer catches it (ONLY=a,b; MUTANTS_FLAGS=-help)
+	$(GO) run ./mutants $(if $(ONLY),-only $(ONLY)) $(MUTANTS_FLAGS)
 
 bench: ## benchmarks, each with its in-process baseline
 	$(GO) test -run='^$$' -bench=. -benchmem ./...
