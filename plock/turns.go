@@ -191,13 +191,11 @@ func (b turnBook) LeaveQueue(t *task) {
 	t.q.waiting = slices.DeleteFunc(t.q.waiting, func(w *task) bool { return w == t })
 }
 
-func (b turnBook) PopWaiter(t *task) (*task, bool) {
-	q := t.q
-	if len(q.waiting) == 0 {
-		return nil, false
-	}
-	next := q.waiting[0]
-	q.waiting = q.waiting[1:]
+func (b turnBook) Waiters(t *task) int { return len(t.q.waiting) }
+
+func (b turnBook) TakeWaiter(t *task, i int) (*task, bool) {
+	next := t.q.waiting[i]
+	t.q.waiting = slices.Delete(t.q.waiting, i, i+1)
 	return next, true
 }
 

@@ -42,19 +42,18 @@ func (b turnBook) Enqueue(i uint8) bool {
 	return true
 }
 
-// PopWaiter takes out the longest waiter, unless the turn has been passed
-// more often in this move than a policy that ends can pass it.
-func (b turnBook) PopWaiter(i uint8) (uint8, bool) {
+func (b turnBook) Waiters(i uint8) int { return int(b.queue(i).n) }
+
+// TakeWaiter takes out waiter j, unless the turn has been passed more
+// often in this move than a policy that ends can pass it.
+func (b turnBook) TakeWaiter(i uint8, j int) (uint8, bool) {
 	q := b.queue(i)
-	if q.n == 0 {
-		return 0, false
-	}
-	next := q.waiting[0]
+	next := q.waiting[j]
 	if b.m.pops++; b.m.pops > turnMaxPassDepth {
 		b.w.setPanic(turnPanicDeep, next, policy.TurnTurn, b.w.tasks[next].state)
 		return 0, false
 	}
-	copy(q.waiting[:q.n-1], q.waiting[1:q.n])
+	copy(q.waiting[j:q.n-1], q.waiting[j+1:q.n])
 	q.n--
 	q.waiting[q.n] = 0
 	return next, true

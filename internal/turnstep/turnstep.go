@@ -42,8 +42,11 @@ type Runtime[T comparable] interface {
 	// Enqueue puts t at the back of its lock's waiters, with a fresh
 	// signal for the turn; false stops the step (a world at its bound).
 	Enqueue(t T) bool
-	LeaveQueue(t T)                      // takes t out of its lock's waiters, wherever it is
-	PopWaiter(t T) (T, bool)             // takes out the longest waiter of t's lock, if any
+	LeaveQueue(t T)  // takes t out of its lock's waiters, wherever it is
+	Waiters(t T) int // how many tasks wait for t's lock
+	// TakeWaiter takes the i-th waiter of t's lock, in arrival order, out
+	// of the queue; false stops the step (a world at its bound).
+	TakeWaiter(t T, i int) (T, bool)
 	ForgetIfIdle(t T)                    // drops t's lock's queue when nobody owns or waits
 	Handed(t T, out policy.Outputs) bool // t got the turn, with its Turn step's outputs; false stops
 
@@ -92,9 +95,12 @@ func PassTurn[T comparable, R Runtime[T]](p policy.Policy, r R, from T) bool {
 		return true
 	}
 	r.FreeTurn(from)
-	next, ok := r.PopWaiter(from)
-	if !ok {
+	if r.Waiters(from) == 0 {
 		return true
+	}
+	next, ok := r.TakeWaiter(from, 0) // the longest-waiting
+	if !ok {
+		return false
 	}
 	r.TakeTurn(next)
 	out, ok := Step(p, r, next, policy.TurnTurn, 0)
