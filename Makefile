@@ -38,8 +38,12 @@ campaign: ## the CI fault campaign on SQLite and files: 20,000 operations, 200 S
 			--min-ops 20000 --min-kills 200 --min-pauses 50 --deadline 10m --dir $$(mktemp -d) || exit 1; \
 	done
 
+# The monitor layer runs the lease tests with the contract monitors on: a
+# monitor's report anywhere in them is a catch.
+MONITOR_LAYER = go test -tags collabmonitor -count=1 -timeout 5m ./lease/... 2>&1 | grep -q "contract monitor" && exit 1 || exit 0
+
 mutants: ## plant each bug of mutants/*.patch in a scratch copy, report which layer catches it (ONLY=a,b; MUTANTS_FLAGS=-help)
-	$(GO) run ./mutants $(if $(ONLY),-only $(ONLY)) $(MUTANTS_FLAGS)
+	$(GO) run ./mutants -monitor '$(MONITOR_LAYER)' $(if $(ONLY),-only $(ONLY)) $(MUTANTS_FLAGS)
 
 bench: ## benchmarks, each with its in-process baseline
 	$(GO) test -run='^$$' -bench=. -benchmem ./...
