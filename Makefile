@@ -15,6 +15,7 @@ generate: ## regenerate fsm/ from spec/
 verify: ## gofmt, vet, staticcheck, tidy, what each package links, and generated code up to date
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
+	$(GO) vet -tags collabmonitor ./...
 	$(GO) tool staticcheck ./...
 	$(GO) mod tidy -diff
 	scripts/check-deps.sh
@@ -30,15 +31,19 @@ modelcheck: ## model-check the shipped policies at the default and the larger bo
 	$(CURDIR)/.campaign/collab check && $(CURDIR)/.campaign/collab check --larger || exit 1; \
 	echo "make modelcheck: $$(( $$(date +%s) - start )) s"
 
-campaign: ## the CI fault campaign on SQLite and files: 20,000 operations, 200 SIGKILLs, 50 pauses each
-	$(GO) build -o $(CURDIR)/.campaign/collab ./cmd/collab
+campaign: ## the CI fault campaign on SQLite and files: 20,000 operations, 200 SIGKILLs, 50 pauses each, contract monitors on
+	$(GO) build -tags collabmonitor -o $(CURDIR)/.campaign/collab-monitored ./cmd/collab
 	for store in sqlite file; do \
-		$(CURDIR)/.campaign/collab demo --store $$store --duration 20s --keys 4 --pause-every 250ms \
-			--min-ops 20000 --min-kills 200 --min-pauses 50 --dir $$(mktemp -d) || exit 1; \
+		$(CURDIR)/.campaign/collab-monitored demo --store $$store --duration 20s --keys 4 --pause-every 250ms \
+			--min-ops 20000 --min-kills 200 --min-pauses 50 --deadline 10m --dir $$(mktemp -d) || exit 1; \
 	done
 
+# The monitor layer runs the lease tests with the contract monitors on: a
+# monitor's report anywhere in them is a catch.
+MONITOR_LAYER = go test -tags collabmonitor -count=1 -timeout 5m ./lease/... 2>&1 | grep -q "contract monitor" && exit 1 || exit 0
+
 mutants: ## plant each bug of mutants/*.patch in a scratch copy, report which layer catches it (ONLY=a,b; MUTANTS_FLAGS=-help)
-	$(GO) run ./mutants $(if $(ONLY),-only $(ONLY)) $(MUTANTS_FLAGS)
+	$(GO) run ./mutants -monitor '$(MONITOR_LAYER)' $(if $(ONLY),-only $(ONLY)) $(MUTANTS_FLAGS)
 
 bench: ## benchmarks, each with its in-process baseline
 	$(GO) test -run='^$$' -bench=. -benchmem ./...

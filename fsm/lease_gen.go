@@ -29,7 +29,7 @@ const (
 	LeaseRenewing LeaseState = 3
 	// Lost: the handle declared the lease lost; no fenced work starts.
 	LeaseLost LeaseState = 4
-	// Releasing: Close reads the record and writes a tombstone only if it still holds this generation.
+	// Releasing: Close reads the record and writes a tombstone only if it still holds this generation; a conflict reads it again, since a renewal of this holder that landed late moves the record without ending its hold.
 	LeaseReleasing LeaseState = 5
 	// Released: the handle has ended.
 	LeaseReleased LeaseState = 6
@@ -192,7 +192,7 @@ func LeaseStep(s LeaseState, t policy.TriggerID, f policy.Facts) LeaseResult {
 		case policy.LeaseSaved:
 			return LeaseResult{Next: LeaseReleased, Outputs: policy.LeaseOutputStopTimers | policy.LeaseOutputEndHandle, Verdict: policy.Fired} // lease.fsm:121
 		case policy.LeaseConflict:
-			return LeaseResult{Next: LeaseReleased, Outputs: policy.LeaseOutputStopTimers | policy.LeaseOutputEndHandle, Verdict: policy.Fired} // lease.fsm:122
+			return LeaseResult{Next: s, Outputs: policy.LeaseOutputLoad, Verdict: policy.Fired} // lease.fsm:122
 		case policy.LeaseRepoFailed:
 			return LeaseResult{Next: LeaseReleased, Outputs: policy.LeaseOutputStopTimers | policy.LeaseOutputRepoError | policy.LeaseOutputEndHandle, Verdict: policy.Fired} // lease.fsm:123
 		case policy.LeaseDeadlinePassed:
@@ -245,7 +245,7 @@ var leaseTable = &policy.Table{
 		{Name: "Held", Doc: "Held: the handle holds the lease and waits for its renewal timer."},
 		{Name: "Renewing", Doc: "Renewing: the handle holds the lease and a renew write is in flight."},
 		{Name: "Lost", Doc: "Lost: the handle declared the lease lost; no fenced work starts."},
-		{Name: "Releasing", Doc: "Releasing: Close reads the record and writes a tombstone only if it still holds this generation."},
+		{Name: "Releasing", Doc: "Releasing: Close reads the record and writes a tombstone only if it still holds this generation; a conflict reads it again, since a renewal of this holder that landed late moves the record without ending its hold."},
 		{Name: "Released", Doc: "Released: the handle has ended."},
 	},
 	Triggers: []policy.Word{
@@ -309,7 +309,7 @@ var leaseTable = &policy.Table{
 		{From: policy.StateID(LeaseReleasing), Trigger: policy.TriggerID(policy.LeaseLoaded), Guard: policy.Guard{Mask: policy.Facts(policy.LeaseFactRecordOurs), Want: policy.Facts(policy.LeaseFactRecordOurs)}, Outputs: policy.Outputs(policy.LeaseOutputTombstone), To: policy.StateID(LeaseReleasing), Internal: true, Line: 119},
 		{From: policy.StateID(LeaseReleasing), Trigger: policy.TriggerID(policy.LeaseLoaded), Guard: policy.Guard{Mask: policy.Facts(policy.LeaseFactRecordOurs)}, Outputs: policy.Outputs(policy.LeaseOutputStopTimers | policy.LeaseOutputEndHandle), To: policy.StateID(LeaseReleased), Line: 120},
 		{From: policy.StateID(LeaseReleasing), Trigger: policy.TriggerID(policy.LeaseSaved), Outputs: policy.Outputs(policy.LeaseOutputStopTimers | policy.LeaseOutputEndHandle), To: policy.StateID(LeaseReleased), Line: 121},
-		{From: policy.StateID(LeaseReleasing), Trigger: policy.TriggerID(policy.LeaseConflict), Outputs: policy.Outputs(policy.LeaseOutputStopTimers | policy.LeaseOutputEndHandle), To: policy.StateID(LeaseReleased), Line: 122},
+		{From: policy.StateID(LeaseReleasing), Trigger: policy.TriggerID(policy.LeaseConflict), Outputs: policy.Outputs(policy.LeaseOutputLoad), To: policy.StateID(LeaseReleasing), Internal: true, Line: 122},
 		{From: policy.StateID(LeaseReleasing), Trigger: policy.TriggerID(policy.LeaseRepoFailed), Outputs: policy.Outputs(policy.LeaseOutputStopTimers | policy.LeaseOutputRepoError | policy.LeaseOutputEndHandle), To: policy.StateID(LeaseReleased), Line: 123},
 		{From: policy.StateID(LeaseReleasing), Trigger: policy.TriggerID(policy.LeaseDeadlinePassed), Outputs: policy.Outputs(policy.LeaseOutputDeclareLost), To: policy.StateID(LeaseReleasing), Internal: true, Line: 124},
 	},

@@ -82,7 +82,7 @@ func configureLeaseStateless(sm *stateless.StateMachine, facts func() policy.Fac
 		InternalTransition(policy.LeaseLoaded, o.outputs(policy.LeaseOutputTombstone), g.whenRecordOurs).
 		Permit(policy.LeaseLoaded, LeaseReleased, g.unlessRecordOurs).
 		Permit(policy.LeaseSaved, LeaseReleased).
-		Permit(policy.LeaseConflict, LeaseReleased).
+		InternalTransition(policy.LeaseConflict, o.outputs(policy.LeaseOutputLoad)).
 		Permit(policy.LeaseRepoFailed, LeaseReleased).
 		InternalTransition(policy.LeaseDeadlinePassed, o.outputs(policy.LeaseOutputDeclareLost)).
 		Ignore(policy.LeaseRenewDue).
@@ -96,7 +96,6 @@ func configureLeaseStateless(sm *stateless.StateMachine, facts func() policy.Fac
 		Ignore(policy.LeaseRelease).
 		OnEntryFrom(policy.LeaseLoaded, o.outputs(policy.LeaseOutputStopTimers|policy.LeaseOutputEndHandle)).
 		OnEntryFrom(policy.LeaseSaved, o.outputs(policy.LeaseOutputStopTimers|policy.LeaseOutputEndHandle)).
-		OnEntryFrom(policy.LeaseConflict, o.outputs(policy.LeaseOutputStopTimers|policy.LeaseOutputEndHandle)).
 		OnEntryFrom(policy.LeaseRepoFailed, o.outputs(policy.LeaseOutputStopTimers|policy.LeaseOutputRepoError|policy.LeaseOutputEndHandle))
 	return sm
 }

@@ -47,7 +47,15 @@
 // queueEmpty and carries out the policy's outputs; it never looks at state
 // names. A custom policy of the lane family can be passed in
 // Config.Policy. A policy may refuse Wake (it means ErrClosed); any other
-// refusal panics, as a policy that does not fit this runtime.
+// refusal panics, as a policy that does not fit this runtime, and so does
+// an output the runtime cannot carry out (a second activation of one key,
+// a slot given back that the lane does not hold, ...).
+//
+// What the outputs do to the queue, the queue places and the slots is one
+// piece of code, internal/lanestep, which this package runs under its lock
+// and the lane world of package worldmodel runs in every world it
+// explores: a bug there is a model-checking violation, not only a failing
+// test.
 //
 // The caller's duties:
 //

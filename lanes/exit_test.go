@@ -133,14 +133,29 @@ func (b *lockedBuffer) String() string {
 	return b.buf.String()
 }
 
+// firstWaits returns an Activate whose first call returns only once
+// release is closed, so that the first key keeps the only slot until the
+// test has woken the next one; every later call returns at once.
+func firstWaits() (activate func(context.Context, string) error, release chan struct{}) {
+	var calls atomic.Int32
+	release = make(chan struct{})
+	return func(context.Context, string) error {
+		if calls.Add(1) == 1 {
+			<-release
+		}
+		return nil
+	}, release
+}
+
 // A panic in OnExit is logged as a warning and the lanes go on: the slot
 // passes on and the key runs again.
 func TestOnExitPanic(t *testing.T) {
 	var log lockedBuffer
 	var calls atomic.Int32
 	heard := make(chan string, 4)
+	activate, bWoken := firstWaits()
 	l := newLanes(t, Config[string]{
-		Activate: func(context.Context, string) error { return nil },
+		Activate: activate,
 		OnExit: func(key string, _ Exit) {
 			if calls.Add(1) == 1 {
 				panic("onexit-bug")
@@ -151,6 +166,7 @@ func TestOnExitPanic(t *testing.T) {
 	})
 	wakeWant(t, l, "a", Started)
 	wakeWant(t, l, "b", Queued) // runs only once a's slot passes on
+	close(bWoken)
 	if k := recv(t, heard, "OnExit after the panic"); k != "b" {
 		t.Errorf("OnExit heard %s, want b", k)
 	}
@@ -178,8 +194,9 @@ func TestOnExitGoexit(t *testing.T) {
 	var log lockedBuffer
 	var calls atomic.Int32
 	heard := make(chan string, 4)
+	activate, bWoken := firstWaits()
 	l := newLanes(t, Config[string]{
-		Activate: func(context.Context, string) error { return nil },
+		Activate: activate,
 		OnExit: func(key string, _ Exit) {
 			if calls.Add(1) == 1 {
 				runtime.Goexit()
@@ -190,6 +207,7 @@ func TestOnExitGoexit(t *testing.T) {
 	})
 	wakeWant(t, l, "a", Started)
 	wakeWant(t, l, "b", Queued)
+	close(bWoken)
 	if k := recv(t, heard, "b's OnExit: the slot passing on after a's OnExit called Goexit"); k != "b" {
 		t.Errorf("OnExit heard %s, want b", k)
 	}

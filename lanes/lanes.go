@@ -52,7 +52,7 @@ type Lanes[K comparable] struct {
 	reserved int          // queue places held by owed follow-ups
 	running  int          // activations running
 	closed   bool
-	granting bool // a round of slot grants is under way
+	pending  effects[K] // what the step under way asks for; see stepLocked
 
 	activations sync.WaitGroup
 	closeOnce   sync.Once
@@ -64,6 +64,7 @@ type lane[K comparable] struct {
 	state    policy.StateID
 	run      *activation // the running activation, or nil
 	queued   bool        // the lane is in the wait queue
+	reserved bool        // the lane holds a queue place for an owed follow-up
 	prev     *lane[K]    // neighbours in the wait queue
 	next     *lane[K]
 	queuedAt time.Duration // when the lane entered the queue

@@ -3,6 +3,7 @@ package lanes
 import (
 	"fmt"
 
+	"github.com/rivus/collab/internal/lanestep"
 	"github.com/rivus/collab/policy"
 )
 
@@ -44,109 +45,103 @@ func (fx *effects[K]) report(l *Lanes[K]) {
 }
 
 // stepLocked fires trigger at key's lane with the facts of this moment,
-// carries out the outputs, and then grants free slots to the queue.
+// carries out the outputs (internal/lanestep, the code the lane world of
+// package worldmodel checks), and then grants free slots to the queue.
 func (l *Lanes[K]) stepLocked(ln *lane[K], trigger policy.TriggerID, fx *effects[K]) (policy.Result, policy.Outputs) {
-	res := l.pol.Step(ln.state, trigger, l.factsLocked())
-	if res.Verdict == policy.Rejected && trigger != policy.LaneWake {
-		// Only Wake may be refused (after Close); any other rejection is a
-		// policy that does not fit this runtime.
-		panic(fmt.Sprintf("lanes: lane policy %s rejected %s in state %s", l.pol.Name(),
-			l.pol.Table().Triggers[trigger].Name, l.pol.Table().States[ln.state].Name))
-	}
-	ln.state = res.Next
-	l.applyLocked(ln, trigger, res.Outputs, fx)
-	if !l.granting {
-		// After every step, free slots go to the queue's head; the
-		// grants' own steps do not start another round.
-		l.granting = true
-		l.grantSlotsLocked(fx)
-		l.granting = false
-	}
+	b := bookkeeping[K]{l}
+	lim := lanestep.Limits{MaxConcurrent: l.cfg.MaxConcurrent, MaxQueued: l.cfg.MaxQueued}
+	res, _ := lanestep.Step[*lane[K]](l.pol, lim, b, ln, trigger)
+	lanestep.Grant[*lane[K]](l.pol, lim, b)
+	fx.take(&l.pending)
 	return res, res.Outputs
 }
 
-// factsLocked computes the facts every lane step sees.
-func (l *Lanes[K]) factsLocked() policy.Facts {
-	var f policy.Facts
-	if l.queue.len() == 0 {
-		f |= policy.LaneFactQueueEmpty
-		if l.running < l.cfg.MaxConcurrent {
-			f |= policy.LaneFactSlotFree
-		}
+// take moves the effects of from into fx, leaving from empty.
+func (fx *effects[K]) take(from *effects[K]) {
+	if len(from.starts) > 0 {
+		fx.starts = append(fx.starts, from.starts...)
 	}
-	switch {
-	case l.cfg.MaxQueued == 0: // unbounded
-		f |= policy.LaneFactQueueRoom
-	case l.cfg.MaxQueued > 0 && l.queue.len()+l.reserved < l.cfg.MaxQueued:
-		f |= policy.LaneFactQueueRoom
+	if len(from.dropped) > 0 {
+		fx.dropped = append(fx.dropped, from.dropped...)
 	}
-	return f
+	from.starts, from.dropped = from.starts[:0], from.dropped[:0]
 }
 
-// applyLocked carries out a step's outputs in the family's order. An
-// output the runtime cannot carry out is a policy that does not fit it,
-// and panics rather than corrupt the counts.
-func (l *Lanes[K]) applyLocked(ln *lane[K], trigger policy.TriggerID, out policy.Outputs, fx *effects[K]) {
-	key := ln.key
-	fault := func(what string) {
-		panic(fmt.Sprintf("lanes: lane policy %s asked to %s in state %s", l.pol.Name(), what, l.pol.Table().States[ln.state].Name))
+// bookkeeping is the lanes' state as lanestep reads and changes it, with
+// l.mu held; the effects that need the lock released go to l.pending,
+// which stepLocked hands to its caller. (A pointer to the caller's effects
+// here would move them to the heap on every step: lanestep's generic code
+// cannot prove it does not keep them.)
+type bookkeeping[K comparable] struct {
+	l *Lanes[K]
+}
+
+func (b bookkeeping[K]) State(ln *lane[K]) policy.StateID       { return ln.state }
+func (b bookkeeping[K]) SetState(ln *lane[K], s policy.StateID) { ln.state = s }
+func (b bookkeeping[K]) Queued(ln *lane[K]) bool                { return ln.queued }
+func (b bookkeeping[K]) QueueLen() int                          { return b.l.queue.len() }
+func (b bookkeeping[K]) Head() *lane[K]                         { return b.l.queue.front() }
+func (b bookkeeping[K]) Reserved(ln *lane[K]) bool              { return ln.reserved }
+func (b bookkeeping[K]) Places() int                            { return b.l.reserved }
+func (b bookkeeping[K]) HoldsSlot(ln *lane[K]) bool             { return ln.run != nil }
+func (b bookkeeping[K]) SlotsInUse() int                        { return b.l.running }
+func (b bookkeeping[K]) Forget(ln *lane[K])                     { delete(b.l.lanes, ln.key) }
+
+func (b bookkeeping[K]) Fired(*lane[K], policy.TriggerID, policy.Result) bool { return true }
+
+func (b bookkeeping[K]) Enqueue(ln *lane[K]) {
+	b.l.queue.push(ln)
+	ln.queuedAt = b.l.hookTime()
+	b.l.cfg.Hooks.queueDepth(b.l.queue.len())
+}
+
+func (b bookkeeping[K]) Dequeue(ln *lane[K], out policy.Outputs) {
+	b.l.queue.remove(ln)
+	b.l.cfg.Hooks.queueDepth(b.l.queue.len())
+	if out.Has(policy.LaneOutputStart) && b.l.cfg.Hooks.Waited != nil {
+		b.l.cfg.Hooks.waited(ln.key, b.l.hookTime()-ln.queuedAt)
 	}
-	if out.Has(policy.LaneOutputDequeue) {
-		if !ln.queued {
-			fault("dequeue a lane that does not wait")
-		}
-		l.queue.remove(ln)
-		l.cfg.Hooks.queueDepth(l.queue.len())
-		if out.Has(policy.LaneOutputStart) && l.cfg.Hooks.Waited != nil {
-			l.cfg.Hooks.waited(key, l.hookTime()-ln.queuedAt)
-		}
+}
+
+func (b bookkeeping[K]) SetReserved(ln *lane[K], held bool) {
+	ln.reserved = held
+	if held {
+		b.l.reserved++
+	} else {
+		b.l.reserved--
 	}
-	if out.Has(policy.LaneOutputUnreserve) {
-		if l.reserved == 0 {
-			fault("give back a queue place nobody holds")
-		}
-		l.reserved--
+}
+
+func (b bookkeeping[K]) Start(ln *lane[K], _ policy.TriggerID) { b.l.startLocked(ln, &b.l.pending) }
+
+func (b bookkeeping[K]) ReleaseSlot(ln *lane[K]) {
+	b.l.running--
+	ln.run = nil
+}
+
+func (b bookkeeping[K]) Interrupt(ln *lane[K], t policy.TriggerID) {
+	if t == policy.LaneTimeout {
+		b.l.cfg.Hooks.timedOut(ln.key)
 	}
-	if out.Has(policy.LaneOutputInterrupt) && trigger == policy.LaneTimeout {
-		l.cfg.Hooks.timedOut(key)
+	if ln.run != nil {
+		ln.run.cancel(interruptCause(t))
 	}
-	if out.Has(policy.LaneOutputInterrupt) && ln.run != nil {
-		ln.run.cancel(l.interruptCause(trigger))
-	}
-	if out.Has(policy.LaneOutputReleaseSlot) {
-		if ln.run == nil {
-			fault("release a slot the lane does not hold")
-		}
-		l.running--
-		ln.run = nil
-	}
-	if out.Has(policy.LaneOutputReserve) {
-		l.reserved++
-	}
-	if out.Has(policy.LaneOutputEnqueue) {
-		if ln.queued {
-			fault("enqueue a lane that already waits")
-		}
-		l.queue.push(ln)
-		ln.queuedAt = l.hookTime()
-		l.cfg.Hooks.queueDepth(l.queue.len())
-	}
-	if out.Has(policy.LaneOutputStart) {
-		if ln.run != nil {
-			fault("start a second activation of one key")
-		}
-		l.startLocked(ln, fx)
-	}
-	if out.Has(policy.LaneOutputForget) {
-		delete(l.lanes, key)
-	}
-	if out.Has(policy.LaneOutputReportInterrupted) {
-		fx.dropped = append(fx.dropped, droppedWake[K]{key, l.interruptCause(trigger)})
-	}
+}
+
+func (b bookkeeping[K]) ReportInterrupted(ln *lane[K], t policy.TriggerID) {
+	b.l.pending.dropped = append(b.l.pending.dropped, droppedWake[K]{ln.key, interruptCause(t)})
+}
+
+// Fault panics: the lane policy does not fit this runtime, and going on
+// would corrupt the counts.
+func (b bookkeeping[K]) Fault(ln *lane[K], f lanestep.Fault, t policy.TriggerID) {
+	pol := b.l.pol
+	panic(fmt.Sprintf("lanes: lane policy %s asked to %s (%s in state %s)", pol.Name(), f,
+		pol.Table().Triggers[t].Name, pol.Table().States[ln.state].Name))
 }
 
 // interruptCause names why trigger interrupts an activation.
-func (l *Lanes[K]) interruptCause(trigger policy.TriggerID) error {
+func interruptCause(trigger policy.TriggerID) error {
 	switch trigger {
 	case policy.LaneTimeout:
 		return ErrTurnTimeout
@@ -154,15 +149,4 @@ func (l *Lanes[K]) interruptCause(trigger policy.TriggerID) error {
 		return ErrClosed
 	}
 	return ErrCancelled
-}
-
-// grantSlotsLocked hands free slots to the lanes that waited longest.
-func (l *Lanes[K]) grantSlotsLocked(fx *effects[K]) {
-	for l.queue.len() > 0 && l.running < l.cfg.MaxConcurrent {
-		head := l.queue.front()
-		l.stepLocked(head, policy.LaneSlotGranted, fx)
-		if head.queued {
-			panic(fmt.Sprintf("lanes: lane policy %s left the queue's head waiting after SlotGranted", l.pol.Name()))
-		}
-	}
 }

@@ -39,6 +39,8 @@ type Lease struct {
 
 	closeOnce sync.Once
 	closeErr  error
+
+	mon leaseMonitor // the contract monitor's notes, under the manager's lock
 }
 
 // Key returns the leased key.

@@ -151,6 +151,11 @@ func (m *Manager) now() time.Duration { return m.clock.Monotonic() }
 // does not fit it.
 func (m *Manager) fireLocked(h *Lease, trigger policy.TriggerID, facts policy.Facts) policy.Outputs {
 	res := m.pol.Step(h.state, trigger, facts)
+	if monitoring {
+		if broke := h.mon.check(h.state, trigger, facts, res); broke != "" {
+			panic(h.mon.report(m.pol, h.key, broke))
+		}
+	}
 	if res.Verdict == policy.Rejected {
 		panic(fmt.Sprintf("lease: policy %s rejected %s in state %s", m.pol.Name(),
 			m.pol.Table().Triggers[trigger].Name, m.pol.Table().States[h.state].Name))

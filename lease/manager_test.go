@@ -513,6 +513,31 @@ func TestCloseReleaseFailure(t *testing.T) {
 	}
 }
 
+// TestCloseAfterALateRenewal: a renewal of this holder that the manager
+// gave up on can still land in the store afterwards (a PostgreSQL commit
+// whose client timed out), between Close's read and its tombstone. The
+// tombstone then meets a revision conflict from the holder's own write:
+// Close must read again and release, not take the conflict for a
+// successor's and leave the key held until its TTL runs out.
+func TestCloseAfterALateRenewal(t *testing.T) {
+	f := platformtest.New(t)
+	repo := newFaultRepo(lease.NewMemoryRepository(), f.Clock)
+	m, _ := newManager(t, f.Platform, repo)
+	h := mustAcquire(t, m, "k")
+	held := mustLoad(t, repo, "k").Snapshot
+	repo.during(func() { writeBehind(t, repo.Repository, "k", held) }) // the late renewal
+	if err := h.Close(); err != nil {
+		t.Fatalf("Close after a late renewal = %v", err)
+	}
+	wantReleased(t, h)
+	if s := mustLoad(t, repo, "k").Snapshot; !s.Released || s.Generation != h.Token() {
+		t.Fatalf("after Close the record is %+v; want a tombstone of generation %d", s, h.Token())
+	}
+	if h2 := mustAcquire(t, m, "k"); h2.Token() != h.Token()+1 {
+		t.Fatalf("the next Acquire got token %d, want %d", h2.Token(), h.Token()+1)
+	}
+}
+
 // TestGenerationNeverWraps: a key whose generation has reached the
 // largest token cannot be acquired again, since the next token would go
 // back to zero; Acquire fails and writes nothing.

@@ -10,7 +10,8 @@ import (
 
 // Close releases the lease: it re-reads the record and writes a tombstone
 // that keeps this generation, only if the record still holds it, so that
-// it never erases a successor. Fenced work still running is cancelled with
+// it never erases a successor; if the record moves in between, it reads
+// it again. Fenced work still running is cancelled with
 // cause ErrReleased. It is idempotent; a lost lease is closed the same way
 // (it finds the record moved on, and writes nothing).
 func (h *Lease) Close() error {
@@ -47,7 +48,12 @@ func (h *Lease) release() error {
 			_, err = m.cfg.Repository.Save(ctx, h.key, h.snapshot(h.token, true), rec.Revision)
 			out = h.fire(err, trSaved, nil)
 			if errors.Is(err, store.ErrRevisionConflict) {
-				err = nil // a successor moved the record: nothing of ours to release
+				// The record moved: the policy reads it again. A successor's
+				// write leaves nothing of ours to release; a renewal of ours
+				// that landed late (its call given up, its write applied
+				// after all) still holds our generation, and gets the
+				// tombstone.
+				err = nil
 			}
 		default:
 			// Ignored (already released): nothing to do.

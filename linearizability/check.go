@@ -3,7 +3,6 @@ package linearizability
 import (
 	"cmp"
 	"fmt"
-	"math"
 	"slices"
 	"time"
 
@@ -42,10 +41,12 @@ type ObjectID struct {
 
 func (o ObjectID) String() string { return fmt.Sprintf("%s %q", o.Object, o.Key) }
 
-// partition is the history of one object, as porcupine operations whose
-// inputs point into the history's events.
+// partition is the history of one object: its events, and the
+// porcupine operations they are checked as (see reduce), whose inputs
+// point into the events.
 type partition struct {
 	id  ObjectID
+	evs []*Event
 	ops []porcupine.Operation
 }
 
@@ -74,15 +75,17 @@ type Report struct {
 // objects one at a time, shortest first, to name the failing ones, in at
 // most another timeout.
 //
-// An operation of unknown outcome (Event.Uncertain) is checked as if it
-// returned at math.MaxInt64, after everything: it may then take effect
-// at any moment after its call, or never (see the package doc).
+// An operation of unknown outcome (Event.Uncertain) may take effect at
+// any moment after its call, or never (see the package doc). It is
+// checked as if it returned at math.MaxInt64, after everything, unless
+// the object's known outcomes prove that it cannot take effect after
+// some moment; one that cannot change the object is left out (reduce).
 func Check(h History, timeout time.Duration) Report {
 	start := time.Now()
 	parts := partitions(h.Events)
 	r := Report{Verdict: Linearizable, Keys: len(parts), parts: parts, timeout: timeout}
 	for _, p := range parts {
-		r.Ops += len(p.ops)
+		r.Ops += len(p.evs)
 	}
 	for _, e := range h.Events {
 		if e.Uncertain() {
@@ -140,16 +143,17 @@ func opsOf(parts []partition) [][]porcupine.Operation {
 
 // partitions splits events by object, in key order. A crash with no key
 // joins every lock's history (it frees whichever lock its process held);
-// crashes change no lease, and join none.
+// crashes change no lease, and join none. Each object's events are then
+// made porcupine operations by reduce.
 func partitions(evs []Event) []partition {
 	clients := clientIDs(evs)
 	byID := make(map[ObjectID]int)
 	var parts []partition
-	var crashes []int
+	var crashes []*Event
 	for i := range evs {
 		e := &evs[i]
 		if e.Kind == Crash && e.Key == "" {
-			crashes = append(crashes, i)
+			crashes = append(crashes, e)
 			continue
 		}
 		id := ObjectID{Object: e.Kind.object().String(), Key: e.Key}
@@ -159,29 +163,18 @@ func partitions(evs []Event) []partition {
 			byID[id] = j
 			parts = append(parts, partition{id: id})
 		}
-		parts[j].ops = append(parts[j].ops, operation(e, clients))
+		parts[j].evs = append(parts[j].evs, e)
 	}
 	for j := range parts {
-		if parts[j].id.Object != lockObject.String() {
-			continue
+		if parts[j].id.Object == lockObject.String() {
+			parts[j].evs = append(parts[j].evs, crashes...)
 		}
-		for _, i := range crashes {
-			parts[j].ops = append(parts[j].ops, operation(&evs[i], clients))
-		}
+		parts[j].ops = reduce(parts[j].evs, clients)
 	}
 	slices.SortFunc(parts, func(a, b partition) int {
 		return cmp.Or(cmp.Compare(a.id.Key, b.id.Key), cmp.Compare(a.id.Object, b.id.Object))
 	})
 	return parts
-}
-
-// operation converts an event. An uncertain one ends at math.MaxInt64.
-func operation(e *Event, clients map[int]int) porcupine.Operation {
-	ret := e.Return
-	if e.Uncertain() {
-		ret = math.MaxInt64
-	}
-	return porcupine.Operation{ClientId: clients[e.Process], Input: e, Call: e.Call, Return: ret}
 }
 
 // clientIDs numbers the processes from 0 in increasing order, as

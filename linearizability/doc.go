@@ -65,6 +65,21 @@
 // one: so both outcomes are accepted, and an effect before its call is
 // not. Status Done is stepped the same way but keeps its real return.
 //
+// porcupine's search is exponential in the operations pending together,
+// and such an operation is pending to the end of its object's history.
+// Check therefore gives porcupine an equivalent history, with the same
+// verdict: a read of unknown outcome, which changes nothing and returns
+// nothing, is left out; a fenced write or release of unknown outcome
+// with token t ends at the first return of a known outcome that proves
+// the record moved past generation t (an acquisition of a larger
+// generation, an accepted write with a larger token, an accepted
+// release with a token of t or more), after which it could change
+// nothing, or is left out if that return precedes its call; and the
+// acquisitions of unknown outcome, which all have the same effect, are
+// linearized in call order, so that k of them pending make k + 1 cases
+// rather than 2^k. So the many failed acquisitions of a store that is
+// down for a while cost the check little.
+//
 // # Diagnosis
 //
 // Report.ShortestFailing prints the shortest failing object's history,

@@ -31,6 +31,9 @@ type state struct {
 	held   bool
 	value  string
 	holder int
+	// ranked counts the acquisitions of unknown outcome linearized,
+	// which the model takes in rank order (see reduce).
+	ranked int
 }
 
 // step is the models' sequential specification: whether op, with its
@@ -40,7 +43,8 @@ type state struct {
 // nothing. Being allowed everywhere, and (when open) ending after every
 // other operation, it may be linearized at any moment after its call
 // where it takes effect, or last, where its effect matters to no one:
-// so both outcomes are accepted.
+// so both outcomes are accepted. (reduce ends some earlier, or drops
+// them, where that changes no verdict.)
 func step(s state, op *Event) (bool, state) {
 	if op.Uncertain() || op.Output.Status == Done {
 		if ok, next := applies(s, op); ok {
@@ -61,6 +65,19 @@ func step(s state, op *Event) (bool, state) {
 	return ok, next
 }
 
+// stepRanked is step, which takes the acquisitions of unknown outcome
+// only in rank order (see reduce).
+func stepRanked(s state, in *input) (bool, state) {
+	if in.rank > 0 && s.ranked != in.rank-1 {
+		return false, s
+	}
+	ok, next := step(s, in.Event)
+	if ok && in.rank > 0 {
+		next.ranked = in.rank
+	}
+	return ok, next
+}
+
 // applies reports whether op can take effect in s, and the state it
 // leaves. An acquisition can always take effect (a held record can be
 // taken over once its holder is dead or silent, which the model cannot
@@ -70,7 +87,8 @@ func step(s state, op *Event) (bool, state) {
 func applies(s state, op *Event) (bool, state) {
 	switch op.Kind {
 	case Acquire:
-		return true, state{gen: s.gen + 1, held: true, value: s.value}
+		s.gen, s.held = s.gen+1, true
+		return true, s
 	case Release:
 		if s.held && s.gen == op.Input.Token {
 			s.held = false
@@ -128,7 +146,7 @@ func model() porcupine.Model {
 	return porcupine.Model{
 		Init: func() any { return state{} },
 		Step: func(s, in, _ any) (bool, any) {
-			return step(s.(state), in.(*Event))
+			return stepRanked(s.(state), in.(*input))
 		},
 		Equal: func(a, b any) bool { return a.(state) == b.(state) },
 		Hash: func(s any) uint64 {
@@ -139,7 +157,7 @@ func model() porcupine.Model {
 			return h.Sum64()
 		},
 		DescribeOperation: func(in, _ any) string {
-			op := in.(*Event)
+			op := in.(*input)
 			return fmt.Sprintf("p%d %s", op.Process, describe(op.Kind, op.Input, op.Output, op.Open))
 		},
 		DescribeState: func(s any) string { return s.(state).String() },

@@ -44,27 +44,37 @@ func (e *HTMLError) Unwrap() error { return e.Err }
 
 // ShortestFailing prints the history of the shortest failing object,
 // one operation a line in call order, times relative to its first call;
-// "" when no object failed.
+// "" when no object failed. An operation of unknown outcome says how
+// the check took it (see reduce).
 func (r Report) ShortestFailing() string {
 	if r.failing == nil {
 		return ""
 	}
-	ops := slices.Clone(r.failing.ops)
-	slices.SortStableFunc(ops, func(a, b porcupine.Operation) int {
-		return cmp.Compare(a.Call, b.Call)
-	})
+	ends := make(map[*Event]int64, len(r.failing.ops))
+	for _, op := range r.failing.ops {
+		ends[op.Input.(*input).Event] = op.Return
+	}
+	evs := slices.Clone(r.failing.evs)
+	slices.SortStableFunc(evs, func(a, b *Event) int { return cmp.Compare(a.Call, b.Call) })
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s: %d operations, not linearizable\n", r.failing.id, len(ops))
-	start := ops[0].Call
-	for _, op := range ops {
-		e := op.Input.(*Event)
+	fmt.Fprintf(&b, "%s: %d operations, not linearizable\n", r.failing.id, len(evs))
+	start := evs[0].Call
+	for _, e := range evs {
 		end := "open"
-		if op.Return != math.MaxInt64 {
-			end = "+" + since(start, op.Return)
-		} else if !e.Open {
-			end = "+" + since(start, e.Return) + " (outcome unknown: open end)"
+		if !e.Open {
+			end = "+" + since(start, e.Return)
 		}
-		fmt.Fprintf(&b, "  +%s .. %s  p%d %s\n", since(start, op.Call), end, e.Process,
+		if e.Uncertain() {
+			switch ret, checked := ends[e]; {
+			case !checked:
+				end += " (outcome unknown: changes nothing, left out)"
+			case ret != math.MaxInt64:
+				end += " (outcome unknown: takes effect by +" + since(start, ret) + " if at all)"
+			case !e.Open:
+				end += " (outcome unknown: open end)"
+			}
+		}
+		fmt.Fprintf(&b, "  +%s .. %s  p%d %s\n", since(start, e.Call), end, e.Process,
 			describe(e.Kind, e.Input, e.Output, e.Open))
 	}
 	return b.String()

@@ -42,6 +42,36 @@ func TestReportNamesShortestFailing(t *testing.T) {
 	}
 }
 
+// TestShortestFailingUnknownOutcomes checks how the printed history
+// shows the operations of unknown outcome as the check took them: with
+// an open end, ending at a proof that the record moved on, or left out.
+func TestShortestFailingUnknownOutcomes(t *testing.T) {
+	h := hist(
+		op(0, "k", Acquire, none, gen(1), 0, 10),
+		op(0, "k", Write, wr(1, "a"), unknown, 20, 30),
+		open(2, "k", Acquire, none, 25),
+		op(1, "k", Acquire, none, gen(2), 40, 50),
+		open(0, "k", Write, wr(1, "b"), 55),
+		open(2, "k", Read, none, 56),
+		op(1, "k", Release, tok(2), unknown, 57, 58),
+		op(1, "k", Read, none, val("never written"), 60, 70),
+	)
+	r := check(t, h)
+	want := `lease "k": 8 operations, not linearizable
+  +0s .. +10ns  p0 acquire -> gen 1
+  +20ns .. +30ns (outcome unknown: takes effect by +50ns if at all)  p0 write(token 1, "a") -> unknown
+  +25ns .. open  p2 acquire -> open (crashed)
+  +40ns .. +50ns  p1 acquire -> gen 2
+  +55ns .. open (outcome unknown: changes nothing, left out)  p0 write(token 1, "b") -> open (crashed)
+  +56ns .. open (outcome unknown: changes nothing, left out)  p2 read -> open (crashed)
+  +57ns .. +58ns (outcome unknown: open end)  p1 release(token 2) -> unknown
+  +60ns .. +70ns  p1 read -> "never written"
+`
+	if got := r.ShortestFailing(); r.Verdict != Violation || got != want {
+		t.Fatalf("verdict %v, ShortestFailing:\n%s\nwant:\n%s", r.Verdict, got, want)
+	}
+}
+
 // TestEventJSON pins the JSON form of an Event.
 func TestEventJSON(t *testing.T) {
 	e := Event{Process: 2, Key: "k", Kind: Write, Input: wr(3, "v"), Output: refused, Call: 5, Return: 9}

@@ -2,6 +2,7 @@ package linearizability
 
 import (
 	"math"
+	"slices"
 	"testing"
 )
 
@@ -135,23 +136,42 @@ func TestUncertainStepAlwaysAllowed(t *testing.T) {
 	}
 }
 
-// TestUncertainEndsAtMaxInt64 checks the encoding: an uncertain
-// operation's end is math.MaxInt64, a known one's is its return.
-func TestUncertainEndsAtMaxInt64(t *testing.T) {
+// TestUncertainEnds checks the encoding (see reduce): a known
+// operation ends at its return; one of unknown outcome at math.MaxInt64,
+// unless a known outcome proves it moved past (then it ends there, or is
+// dropped if that was before its call), or it is a read (dropped); the
+// acquisitions of unknown outcome are ranked in call order.
+func TestUncertainEnds(t *testing.T) {
 	evs := []Event{
 		op(0, "k", Acquire, none, gen(1), 0, 10),
 		op(0, "k", Write, wr(1, "a"), unknown, 20, 30),
 		open(1, "k", Read, none, 40),
 		op(0, "k", Release, tok(1), done, 50, 60),
+		open(2, "k", Acquire, none, 55),
+		op(1, "k", Acquire, none, unknown, 62, 64),
+		op(1, "k", Acquire, none, gen(3), 70, 80),
+		op(1, "k", Write, wr(1, "b"), unknown, 75, 78),
+		op(1, "k", Write, wr(1, "c"), unknown, 85, 90),
+		op(2, "k", Release, tok(3), unknown, 90, 95),
 	}
 	parts := partitions(evs)
-	if len(parts) != 1 || len(parts[0].ops) != 4 {
+	if len(parts) != 1 || len(parts[0].evs) != len(evs) {
 		t.Fatalf("partitions = %+v", parts)
 	}
-	want := []int64{10, math.MaxInt64, math.MaxInt64, 60}
-	for i, o := range parts[0].ops {
-		if o.Return != want[i] {
-			t.Errorf("op %d returns at %d, want %d", i, o.Return, want[i])
-		}
+	type end struct {
+		call, ret int64
+		rank      int
+	}
+	// The open read is dropped; a release Done proves nothing (it may
+	// have found the record at a smaller generation); the write with
+	// token 1 called at 85, after gen 3 returned, is dropped.
+	want := []end{{0, 10, 0}, {20, 80, 0}, {50, 60, 0}, {55, math.MaxInt64, 1}, {62, math.MaxInt64, 2},
+		{70, 80, 0}, {75, 80, 0}, {90, math.MaxInt64, 0}}
+	var got []end
+	for _, o := range parts[0].ops {
+		got = append(got, end{o.Call, o.Return, o.Input.(*input).rank})
+	}
+	if !slices.Equal(got, want) {
+		t.Fatalf("operations (call, end, rank) %v\nwant %v", got, want)
 	}
 }

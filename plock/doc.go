@@ -50,7 +50,9 @@
 // every sqlite.OS() (and every platform.OS()) does, and a nil platform
 // with them. The turns are the generated turn policy (spec/turn.fsm)
 // driven by this package; a custom policy of the turn family can be
-// passed in Options.Policy. They live in this package's
+// passed in Options.Policy. What a step does to a lock's queue is
+// internal/turnstep, the code the turn world of package worldmodel runs in
+// every world it explores. The turns live in this package's
 // state, so a second copy of the package in one binary does not share
 // them and meets the first through the lock itself, as another process
 // does.

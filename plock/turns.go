@@ -5,6 +5,7 @@ import (
 	"slices"
 	"sync"
 
+	"github.com/rivus/collab/internal/turnstep"
 	"github.com/rivus/collab/platform"
 	"github.com/rivus/collab/policy"
 )
@@ -135,67 +136,78 @@ func (r *registry) fireSeen(t *task, trigger policy.TriggerID, holder *platform.
 	return r.stepLocked(t, trigger, 0)
 }
 
-// stepLocked steps t, carries out the outputs that only touch the queue,
-// and returns all outputs. A rejected trigger is a bug of the runtime or
-// of a custom policy, so it panics with the evidence.
+// stepLocked steps t, carries out the outputs that only touch the queue
+// (internal/turnstep, the code the turn world of package worldmodel
+// checks), and returns all outputs. A rejected trigger is a bug of the
+// runtime or of a custom policy, so it panics with the evidence.
 func (r *registry) stepLocked(t *task, trigger policy.TriggerID, facts policy.Facts) policy.Outputs {
-	if t.wait {
-		facts |= factWait
-	}
-	res := t.pol.Step(t.state, trigger, facts)
-	if res.Verdict == policy.Rejected {
-		panic("plock: turn policy " + t.pol.Name() + " rejected " + t.pol.Table().Triggers[trigger].Name +
-			" in state " + t.pol.Table().States[t.state].Name)
-	}
-	t.state = res.Next
-	q := t.q
-	out := res.Outputs
-	// The queue's outputs, in the family's order. passTurn that follows
-	// unlock waits for the unlock's I/O, done by whoever carries it out.
-	if out.Has(outLeaveQueue) {
-		q.waiting = slices.DeleteFunc(q.waiting, func(w *task) bool { return w == t })
-	}
-	if out.Has(outPassTurn) && !out.Has(outUnlock) {
-		r.passTurnLocked(q, t)
-	}
-	if out.Has(outTakeTurn) {
-		q.owner = t
-	}
-	if out.Has(outEnqueue) {
-		// A task may wait more than once under a custom policy: each wait
-		// gets a fresh signal.
-		t.turned, t.handed = make(chan struct{}), 0
-		q.waiting = append(q.waiting, t)
-	}
-	r.forgetIfIdleLocked(t.key, q)
-	close(r.changed)
-	r.changed = make(chan struct{})
+	out, _ := turnstep.Step[*task](t.pol, turnBook{r}, t, trigger, facts)
+	r.notifyLocked()
 	return out
 }
 
-// passTurnLocked ends from's turn and hands it to the longest waiter, whose
-// Turn step runs here so that the turn is never free while someone waits.
-func (r *registry) passTurnLocked(q *turnQueue, from *task) {
-	if q.owner != from {
-		return
-	}
-	q.owner, q.holder = nil, nil
-	if len(q.waiting) == 0 {
-		return
-	}
-	next := q.waiting[0]
-	q.waiting = q.waiting[1:]
-	q.owner = next
-	next.handed = r.stepLocked(next, trTurn, 0)
-	close(next.turned)
+// notifyLocked wakes the watchers of the registry: tests that wait for a
+// task to reach a queue.
+func (r *registry) notifyLocked() {
+	close(r.changed)
+	r.changed = make(chan struct{})
+}
+
+// passTurnLocked ends from's turn and hands it to the longest waiter.
+func (r *registry) passTurnLocked(from *task) {
+	turnstep.PassTurn[*task](from.pol, turnBook{r}, from)
+	r.notifyLocked()
 }
 
 // finishRelease passes the turn on once the lock itself has been released.
 func (r *registry) finishRelease(t *task) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.passTurnLocked(t.q, t)
+	r.passTurnLocked(t)
 	r.forgetIfIdleLocked(t.key, t.q)
+}
+
+// turnBook is the registry as turnstep reads and changes it, with r.mu
+// held.
+type turnBook struct{ r *registry }
+
+func (b turnBook) State(t *task) policy.StateID       { return t.state }
+func (b turnBook) SetState(t *task, s policy.StateID) { t.state = s }
+func (b turnBook) Waits(t *task) bool                 { return t.wait }
+func (b turnBook) Owns(t *task) bool                  { return t.q.owner == t }
+func (b turnBook) TakeTurn(t *task)                   { t.q.owner = t }
+func (b turnBook) FreeTurn(t *task)                   { t.q.owner, t.q.holder = nil, nil }
+func (b turnBook) ForgetIfIdle(t *task)               { b.r.forgetIfIdleLocked(t.key, t.q) }
+
+func (b turnBook) Enqueue(t *task) bool {
+	// A task may wait more than once under a custom policy: each wait
+	// gets a fresh signal.
+	t.turned, t.handed = make(chan struct{}), 0
+	t.q.waiting = append(t.q.waiting, t)
+	return true
+}
+
+func (b turnBook) LeaveQueue(t *task) {
+	t.q.waiting = slices.DeleteFunc(t.q.waiting, func(w *task) bool { return w == t })
+}
+
+func (b turnBook) Waiters(t *task) int { return len(t.q.waiting) }
+
+func (b turnBook) TakeWaiter(t *task, i int) (*task, bool) {
+	next := t.q.waiting[i]
+	t.q.waiting = slices.Delete(t.q.waiting, i, i+1)
+	return next, true
+}
+
+func (b turnBook) Handed(t *task, out policy.Outputs) bool {
+	t.handed = out
+	close(t.turned)
+	return true
+}
+
+func (b turnBook) Fault(t *task, trigger policy.TriggerID) {
+	panic("plock: turn policy " + t.pol.Name() + " rejected " + t.pol.Table().Triggers[trigger].Name +
+		" in state " + t.pol.Table().States[t.state].Name)
 }
 
 // forgetIfIdleLocked deletes q's entry once nobody holds or waits, so the

@@ -16,5 +16,6 @@ if [ -z "${COLLAB_TEST_POSTGRES_URL:-}" ] && [ "$(id -u)" = 0 ]; then
 fi
 
 # The default ten minutes per package is too little for the world models
-# under the race detector on a slow two-core machine.
-go test -race -count=1 -timeout 30m ./...
+# under the race detector on a slow two-core machine. The contract
+# monitors (build tag collabmonitor) are on in every test.
+go test -race -tags collabmonitor -count=1 -timeout 30m ./...

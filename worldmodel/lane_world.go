@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/rivus/collab/internal/lanestep"
 	"github.com/rivus/collab/modelcheck"
 	"github.com/rivus/collab/policy"
 )
@@ -117,6 +118,10 @@ type LaneWorld struct {
 	wlen   uint8
 	closed bool // Close was called
 	quiet  bool // callers stopped calling
+	// started and reported are scratch of one step: its Wake started an
+	// activation of the lane; it reported an owed activation interrupted.
+	// settle clears them, so that equal worlds are equal values.
+	started, reported bool
 	// bad, badKey and badArg record the first thing a move did wrong
 	// (laneOK if nothing); badState is the lane's state when the policy
 	// refused a trigger.
@@ -204,6 +209,7 @@ const (
 	laneBadUnreported             // an owed wake was dropped without reportInterrupted (badArg: trigger)
 	laneBadSpuriousReport         // reportInterrupted though no owed wake was dropped (badArg: trigger)
 	laneBadUninterrupted          // the activation runs on uninterrupted after the trigger (badArg: trigger)
+	laneBadTwoActivations         // start while the lane's activation still holds its slot
 	laneBadCount
 )
 
@@ -232,6 +238,7 @@ var laneBadInfo = [laneBadCount]struct{ inv, text string }{
 	laneBadUnreported:     {laneInvReport, "%[2]s at %[1]s dropped an owed wake without reportInterrupted"},
 	laneBadSpuriousReport: {laneInvReport, "%[2]s at %[1]s output reportInterrupted, but dropped no owed wake"},
 	laneBadUninterrupted:  {laneInvInterrupt, "after %[2]s at %[1]s its activation runs on uninterrupted"},
+	laneBadTwoActivations: {laneInvOne, "%[1]s started a second activation while its first holds a slot"},
 }
 
 // fail records the first thing a move did wrong.
@@ -247,8 +254,8 @@ type laneModel struct {
 	p           policy.Policy
 	table       *policy.Table
 	keys        int
-	maxConc     int
-	maxQueued   int
+	limits      lanestep.Limits
+	scratch     *LaneWorld // where Next works out each move; one Check at a time
 	initial     policy.StateID
 	labels      [LaneMaxKeys]laneLabels
 	closeOrders [][LaneMaxKeys]uint8 // every order of the keys
@@ -263,6 +270,11 @@ type laneLabels struct{ wake, cancel, end, timeout string }
 // lane_world.go states the runtime semantics it fixes. Its Canonical treats
 // keys as interchangeable, which renames them between the steps of a
 // trace; set it to nil to explore without that reduction.
+//
+// The model carries out every step with package lanes' own step code
+// (internal/lanestep), over the world's compact bookkeeping, so that what
+// is checked is what ships. Its moves are worked out in a scratch world of
+// the model: run one Check at a time on it.
 func LaneModel(p policy.Policy, b LaneBounds) (modelcheck.Model[LaneWorld], error) {
 	m, err := newLaneModel(p, b)
 	if err != nil {
@@ -302,8 +314,9 @@ func newLaneModel(p policy.Policy, b LaneBounds) (*laneModel, error) {
 	case b.MaxQueued < 0 || b.MaxQueued > 255:
 		return nil, &ModelError{"lane", "MaxQueued", fmt.Sprintf("%d is not in [0, 255] (0: no bound)", b.MaxQueued)}
 	}
-	m := &laneModel{p: p, table: p.Table(), keys: b.Keys, maxConc: b.MaxConcurrent,
-		maxQueued: b.MaxQueued, initial: p.Initial()}
+	m := &laneModel{p: p, table: p.Table(), keys: b.Keys, initial: p.Initial(),
+		limits:  lanestep.Limits{MaxConcurrent: b.MaxConcurrent, MaxQueued: b.MaxQueued},
+		scratch: new(LaneWorld)}
 	for k := range m.keys {
 		n := laneKeyName(k)
 		m.labels[k] = laneLabels{n + " wake", n + " cancel", n + " activation ends", n + " turn timeout"}

@@ -40,7 +40,12 @@ func (m *laneModel) eventCheck(name string) func(LaneWorld) error {
 	}
 }
 
+// checkOne fails on a second activation of a key: one the runtime's step
+// refused to start, or one that runs.
 func (m *laneModel) checkOne(w LaneWorld) error {
+	if err := m.eventCheck(laneInvOne)(w); err != nil {
+		return err
+	}
 	for k := range m.keys {
 		if n := w.lanes[k].acts; n > 1 {
 			return fmt.Errorf("%s runs %d activations", laneKeyName(k), n)
@@ -54,8 +59,8 @@ func (m *laneModel) checkConcurrent(w LaneWorld) error {
 	for k := range m.keys {
 		running += int(w.lanes[k].acts)
 	}
-	if running > m.maxConc {
-		return fmt.Errorf("%d activations run, MaxConcurrent is %d", running, m.maxConc)
+	if running > m.limits.MaxConcurrent {
+		return fmt.Errorf("%d activations run, MaxConcurrent is %d", running, m.limits.MaxConcurrent)
 	}
 	return nil
 }
@@ -67,8 +72,8 @@ func (m *laneModel) checkQueued(w LaneWorld) error {
 			reserved++
 		}
 	}
-	if m.maxQueued > 0 && int(w.qlen)+reserved > m.maxQueued {
-		return fmt.Errorf("queued lanes (%d) plus reserved places (%d) exceed MaxQueued %d", w.qlen, reserved, m.maxQueued)
+	if m.limits.MaxQueued > 0 && int(w.qlen)+reserved > m.limits.MaxQueued {
+		return fmt.Errorf("queued lanes (%d) plus reserved places (%d) exceed MaxQueued %d", w.qlen, reserved, m.limits.MaxQueued)
 	}
 	return nil
 }

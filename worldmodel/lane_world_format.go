@@ -50,9 +50,9 @@ func (m *laneModel) format(w LaneWorld) string {
 			reserved++
 		}
 	}
-	fmt.Fprintf(&b, "; slots %d/%d", used, m.maxConc)
-	if m.maxQueued > 0 {
-		fmt.Fprintf(&b, ", places %d/%d", int(w.qlen)+reserved, m.maxQueued)
+	fmt.Fprintf(&b, "; slots %d/%d", used, m.limits.MaxConcurrent)
+	if m.limits.MaxQueued > 0 {
+		fmt.Fprintf(&b, ", places %d/%d", int(w.qlen)+reserved, m.limits.MaxQueued)
 	}
 	if w.closed {
 		b.WriteString("; closed")

@@ -1,8 +1,7 @@
 package worldmodel
 
 import (
-	"math/bits"
-
+	"github.com/rivus/collab/internal/lanestep"
 	"github.com/rivus/collab/policy"
 )
 
@@ -16,23 +15,23 @@ func (m *laneModel) next(w LaneWorld, yield func(string, LaneWorld)) {
 	for k := range m.keys {
 		l, lb := &w.lanes[k], &m.labels[k]
 		if !w.quiet {
-			n := w
-			m.wake(&n, k)
-			yield(lb.wake, m.settle(n))
+			n := m.from(w)
+			m.wake(n, k)
+			yield(lb.wake, m.settle(*n))
 			if l.entry {
-				n = w
-				m.drop(&n, k, laneTrigCancel)
-				yield(lb.cancel, m.settle(n))
+				n = m.from(w)
+				m.drop(n, k, laneTrigCancel)
+				yield(lb.cancel, m.settle(*n))
 			}
 		}
 		if l.acts > 0 {
-			n := w
-			m.end(&n, k)
-			yield(lb.end, m.settle(n))
+			n := m.from(w)
+			m.end(n, k)
+			yield(lb.end, m.settle(*n))
 			if l.timer {
-				n = w
-				m.timeout(&n, k)
-				yield(lb.timeout, m.settle(n))
+				n = m.from(w)
+				m.timeout(n, k)
+				yield(lb.timeout, m.settle(*n))
 			}
 		}
 	}
@@ -42,15 +41,24 @@ func (m *laneModel) next(w LaneWorld, yield func(string, LaneWorld)) {
 	if !w.closed {
 		for i := range m.closeOrders {
 			if m.distinctOrder(&w, &m.closeOrders[i]) {
-				n := w
-				m.close(&n, &m.closeOrders[i])
-				yield(m.closeLabels[i], m.settle(n))
+				n := m.from(w)
+				m.close(n, &m.closeOrders[i])
+				yield(m.closeLabels[i], m.settle(*n))
 			}
 		}
 	}
 	n := w
 	n.quiet = true
 	yield(laneQuietLabel, n)
+}
+
+// from copies w into the model's scratch world and returns it: a move is
+// worked out there, because the runtime's step (internal/lanestep) takes
+// the world through an interface, which would move a world on the stack
+// to the heap on every move.
+func (m *laneModel) from(w LaneWorld) *LaneWorld {
+	*m.scratch = w
+	return m.scratch
 }
 
 // distinctOrder reports whether order is the one the model tries among the
@@ -75,6 +83,7 @@ func (m *laneModel) distinctOrder(w *LaneWorld, order *[LaneMaxKeys]uint8) bool 
 // settle ends a move: a lane without an entry that holds nothing is gone
 // from the runtime, so its state is the initial one a new entry gets.
 func (m *laneModel) settle(w LaneWorld) LaneWorld {
+	w.started, w.reported = false, false
 	for k := range m.keys {
 		if l := &w.lanes[k]; !l.entry && !l.holds() {
 			l.state = m.initial
@@ -83,34 +92,9 @@ func (m *laneModel) settle(w LaneWorld) LaneWorld {
 	return w
 }
 
-// facts computes the facts as the runtime does, from the world as it is.
-func (m *laneModel) facts(w *LaneWorld) policy.Facts {
-	places := int(w.qlen)
-	for k := range m.keys {
-		if w.lanes[k].reserved {
-			places++
-		}
-	}
-	var f policy.Facts
-	if w.qlen == 0 {
-		f |= policy.LaneFactQueueEmpty
-		if m.slotFree(w) {
-			f |= policy.LaneFactSlotFree
-		}
-	}
-	if m.maxQueued == 0 || places < m.maxQueued {
-		f |= policy.LaneFactQueueRoom
-	}
-	return f
-}
-
 // slotFree reports whether fewer than MaxConcurrent slots are in use.
 func (m *laneModel) slotFree(w *LaneWorld) bool {
-	used := 0
-	for k := range m.keys {
-		used += int(w.lanes[k].slots)
-	}
-	return used < m.maxConc
+	return laneBook{m, w}.SlotsInUse() < m.limits.MaxConcurrent
 }
 
 // wake is lanes.Wake(k).
@@ -122,31 +106,26 @@ func (m *laneModel) wake(w *LaneWorld, k int) {
 			return
 		}
 	}
-	f := m.facts(w)
-	r := m.p.Step(l.state, laneTrigWake, f)
+	b := laneBook{m, w}
+	room := lanestep.Facts[int](m.limits, b).Has(policy.LaneFactQueueRoom)
+	owed := l.owed
+	w.started, w.reported = false, false
+	r, ok := lanestep.Step[int](m.p, m.limits, b, k, laneTrigWake)
 	switch {
+	case !ok:
+		return
 	case r.Verdict == policy.Rejected:
 		if !w.closed {
 			w.fail(laneBadErrClosed, k, 0)
 		}
 		return
-	case r.Verdict != policy.Fired || bits.OnesCount64(uint64(r.Outputs&laneAnswers)) != 1:
+	case r.Verdict != policy.Fired:
 		w.fail(laneBadNoAnswer, k, 0)
 		return
-	}
-	owed := l.owed
-	if r.Outputs&laneAccepted != 0 {
-		l.owed = true
-		m.syncWait(w, k)
-	}
-	l.state = r.Next
-	started, reported := m.apply(w, k, laneTrigWake, r.Outputs)
-	switch {
-	case w.bad != laneOK:
-	case reported:
+	case w.reported:
 		w.fail(laneBadSpuriousReport, k, uint8(laneTrigWake))
 	default:
-		w.fail(laneWakeLie(r.Outputs, started, owed, f.Has(policy.LaneFactQueueRoom)), k, 0)
+		w.fail(laneWakeLie(r.Outputs, w.started, owed, room), k, 0)
 		m.grant(w)
 	}
 }
@@ -190,16 +169,13 @@ func (m *laneModel) drop(w *LaneWorld, k int, t policy.TriggerID) bool {
 	owed := l.owed
 	l.owed = false
 	m.syncWait(w, k)
-	out, ok := m.fire(w, k, t)
-	if !ok {
+	if !m.step(w, k, t) {
 		return false
 	}
-	_, reported := m.apply(w, k, t, out)
 	switch {
-	case w.bad != laneOK:
-	case owed && !reported:
+	case owed && !w.reported:
 		w.fail(laneBadUnreported, k, uint8(t))
-	case reported && !owed:
+	case w.reported && !owed:
 		w.fail(laneBadSpuriousReport, k, uint8(t))
 	case l.acts > 0 && !l.interrupted:
 		w.fail(laneBadUninterrupted, k, uint8(t))
@@ -230,116 +206,29 @@ func (m *laneModel) timeout(w *LaneWorld, k int) {
 
 // internal fires a trigger that drops nothing, then grants free slots.
 func (m *laneModel) internal(w *LaneWorld, k int, t policy.TriggerID) {
-	out, ok := m.fire(w, k, t)
-	if !ok {
+	if !m.step(w, k, t) {
 		return
 	}
-	if _, reported := m.apply(w, k, t, out); reported {
+	if w.reported {
 		w.fail(laneBadSpuriousReport, k, uint8(t))
 	}
 	m.grant(w)
 }
 
-// grant fires SlotGranted at the queue's head while a slot is free.
+// step runs the runtime's step of t at k (package lanes runs the same
+// code), noting whether it started an activation or reported one
+// interrupted; it reports whether the move may go on.
+func (m *laneModel) step(w *LaneWorld, k int, t policy.TriggerID) bool {
+	w.started, w.reported = false, false
+	_, ok := lanestep.Step[int](m.p, m.limits, laneBook{m, w}, k, t)
+	return ok && w.bad == laneOK
+}
+
+// grant runs the runtime's grants of free slots to the queue.
 func (m *laneModel) grant(w *LaneWorld) {
-	for w.bad == laneOK && w.qlen > 0 && m.slotFree(w) {
-		k := int(w.queue[0])
-		out, ok := m.fire(w, k, laneTrigGranted)
-		if !ok {
-			return
-		}
-		if _, reported := m.apply(w, k, laneTrigGranted, out); reported {
-			w.fail(laneBadSpuriousReport, k, uint8(laneTrigGranted))
-		}
-		if w.lanes[k].queued {
-			w.fail(laneBadGrantKept, k, 0)
-		}
+	if w.bad == laneOK {
+		lanestep.Grant[int](m.p, m.limits, laneBook{m, w})
 	}
-}
-
-// fire steps k's policy on a trigger other than Wake. The runtime fires
-// those only where the lane must handle them, so a refusal is a policy bug.
-func (m *laneModel) fire(w *LaneWorld, k int, t policy.TriggerID) (policy.Outputs, bool) {
-	l := &w.lanes[k]
-	r := m.p.Step(l.state, t, m.facts(w))
-	switch r.Verdict {
-	case policy.Fired:
-		l.state = r.Next
-		return r.Outputs, true
-	case policy.Ignored:
-		return 0, true
-	}
-	w.fail(laneBadVerdict, k, uint8(t))
-	w.badState = l.state
-	return 0, false
-}
-
-// apply carries out the outputs of a step at k in the family's order, and
-// reports whether it started an activation and reported one interrupted.
-func (m *laneModel) apply(w *LaneWorld, k int, t policy.TriggerID, out policy.Outputs) (started, reported bool) {
-	l := &w.lanes[k]
-	for o := uint64(out); o != 0 && w.bad == laneOK; o &= o - 1 {
-		switch policy.Outputs(1) << bits.TrailingZeros64(o) {
-		case policy.LaneOutputDequeue:
-			if !l.queued {
-				w.fail(laneBadDequeue, k, 0)
-			}
-			w.unqueue(k)
-		case policy.LaneOutputUnreserve:
-			if !l.reserved {
-				w.fail(laneBadUnreserve, k, 0)
-			}
-			l.reserved = false
-		case policy.LaneOutputInterrupt:
-			l.interrupted = l.acts > 0
-		case policy.LaneOutputReleaseSlot:
-			if l.slots == 0 {
-				w.fail(laneBadRelease, k, 0)
-				break
-			}
-			l.slots--
-		case policy.LaneOutputReserve:
-			if l.reserved {
-				w.fail(laneBadReserve, k, 0)
-			}
-			l.reserved = true
-		case policy.LaneOutputEnqueue:
-			if l.queued {
-				w.fail(laneBadEnqueue, k, 0)
-				break
-			}
-			w.enqueue(k)
-		case policy.LaneOutputStart:
-			m.start(w, k)
-			started = true
-		case policy.LaneOutputForget:
-			l.entry = false
-		case policy.LaneOutputReportInterrupted:
-			reported = true
-		case policy.LaneOutputStarted, policy.LaneOutputQueued, policy.LaneOutputCoalesced, policy.LaneOutputQueueFull:
-			if t != laneTrigWake {
-				w.fail(laneBadStrayAnswer, k, uint8(t))
-			}
-		}
-	}
-	return started, reported
-}
-
-// start starts an activation of k, after checking that one may start.
-func (m *laneModel) start(w *LaneWorld, k int) {
-	l := &w.lanes[k]
-	switch pos := w.waitPos(k); {
-	case w.closed:
-		w.fail(laneBadStartClosed, k, 0)
-	case !l.owed:
-		w.fail(laneBadStartUnowed, k, 0)
-	case pos > 0:
-		w.fail(laneBadStartUnfair, k, w.waits[0])
-	}
-	l.acts++
-	l.slots++
-	l.timer, l.interrupted, l.owed = true, false, false
-	m.syncWait(w, k)
 }
 
 // syncWait keeps the ghost wait order: k waits while it owes a wake and

@@ -13,8 +13,10 @@ import (
 // lock, each task's context ending, backoffs elapsing, attempts failing, and
 // the caller releasing a lock it got.
 //
-// The world mirrors plock/turns.go and plock/plock.go; it never looks at a
-// policy's state names, only at its outputs:
+// Its steps are plock's own: the world runs internal/turnstep, the code
+// plock's turn registry runs, over its compact queues, and mirrors the rest
+// of plock/turns.go and plock/plock.go; it never looks at a policy's state
+// names, only at its outputs:
 //
 //   - Acquire checks ctx first: a task whose ctx ended before the call
 //     returns the cause without any step (so the runtime never fires Abort
@@ -22,17 +24,18 @@ import (
 //     the lock's queue if the registry has none, and steps Request with
 //     turnFree = no owner and nobody waiting, plus wait = Options.Wait.
 //   - Every step (stepLocked) carries out the bookkeeping outputs at once,
-//     in this order: takeTurn makes the task the owner; enqueue appends it
-//     to the waiting list; leaveQueue removes every entry of it; passTurn,
-//     unless unlock is output too, ends its turn (below). Then the queue is
+//     in the family's order: leaveQueue removes every entry of the task;
+//     passTurn, unless unlock is output too, ends its turn (below);
+//     takeTurn makes the task the owner; enqueue appends it to the waiting
+//     list with a fresh turn signal. Then the queue is
 //     forgotten when nobody owns or waits, so a later Request makes a new
 //     one; a task keeps the queue it started with, even once forgotten.
 //   - Passing the turn does nothing unless the task owns it. Otherwise the
 //     owner becomes nobody, or the head of the waiting list leaves the list,
 //     becomes the owner, and its Turn step runs right there (nested, with
 //     its own bookkeeping); its outputs are kept as the task's handed
-//     outputs and its one-shot turned channel is closed. Closing it twice
-//     panics in Go.
+//     outputs and its turned channel is closed. Closing it twice panics in
+//     Go; each wait for the turn gets a new channel.
 //   - The task's goroutine acts on the outputs in drive's order:
 //     returnLock, returnHeld, returnError, returnCause return (an
 //     error-returning output with no error behind it, or returnCause while
@@ -237,9 +240,8 @@ const (
 )
 
 // The turn family's vocabulary as policy IDs.
-var (
+const (
 	turnTrRequest       = policy.TurnRequest
-	turnTrTurn          = policy.TurnTurn
 	turnTrAcquired      = policy.TurnAcquired
 	turnTrBusy          = policy.TurnBusy
 	turnTrAttemptFailed = policy.TurnAttemptFailed
@@ -248,12 +250,9 @@ var (
 	turnTrRelease       = policy.TurnRelease
 
 	turnFactFree = policy.TurnFactTurnFree
-	turnFactWait = policy.TurnFactWait
 
-	turnOutLeave  = policy.TurnOutputLeaveQueue
 	turnOutUnlock = policy.TurnOutputUnlock
 	turnOutPass   = policy.TurnOutputPassTurn
-	turnOutTake   = policy.TurnOutputTakeTurn
 	turnOutEnq    = policy.TurnOutputEnqueue
 	turnOutTry    = policy.TurnOutputAttempt
 	turnOutBack   = policy.TurnOutputBackoff
@@ -273,6 +272,10 @@ type turnModel struct {
 	n      int
 	names  [TurnMaxTasks]string
 	labels [TurnMaxTasks][turnMoveCount]string
+	// scratch is where Next works out each move, and pops counts the
+	// turns passed in it: one Check at a time on a model.
+	scratch *TurnWorld
+	pops    int
 }
 
 // TurnModel returns the turn world of policy p within bounds b, with the
@@ -293,7 +296,7 @@ func TurnModel(p policy.Policy, b TurnBounds) (modelcheck.Model[TurnWorld], erro
 	if err := checkTable("turn", p); err != nil {
 		return modelcheck.Model[TurnWorld]{}, err
 	}
-	m := &turnModel{p: p, tab: p.Table(), n: b.Tasks}
+	m := &turnModel{p: p, tab: p.Table(), n: b.Tasks, scratch: new(TurnWorld)}
 	for i := range m.n {
 		m.names[i] = fmt.Sprintf("t%d", i)
 		for mv := range turnMoveCount {

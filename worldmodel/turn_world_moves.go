@@ -1,6 +1,7 @@
 package worldmodel
 
 import (
+	"github.com/rivus/collab/internal/turnstep"
 	"github.com/rivus/collab/policy"
 )
 
@@ -61,12 +62,16 @@ func (m *turnModel) taskMoves(w *TurnWorld, i uint8, yield func(string, TurnWorl
 	}
 }
 
-// emit applies move mv of task i to a copy of w and yields it.
+// emit applies move mv of task i to a copy of w and yields it. The copy
+// is the model's scratch world: the runtime's step (internal/turnstep)
+// takes the world through an interface, which would move a world on the
+// stack to the heap on every move.
 func (m *turnModel) emit(w *TurnWorld, i uint8, mv turnMove, yield func(string, TurnWorld)) {
-	nw := *w
-	m.apply(&nw, i, mv)
+	nw := m.scratch
+	*nw, m.pops = *w, 0
+	m.apply(nw, i, mv)
 	nw.normalize()
-	yield(m.labels[i][mv], nw)
+	yield(m.labels[i][mv], *nw)
 }
 
 // apply carries out move mv of task i as the runtime does.
@@ -97,7 +102,7 @@ func (m *turnModel) apply(w *TurnWorld, i uint8, mv turnMove) {
 	case turnMoveRelease:
 		m.release(w, i)
 	case turnMoveFinish:
-		m.passTurn(w, t.queue, i, 0)
+		turnstep.PassTurn[uint8](m.p, turnBook{m, w}, i)
 		w.forgetIfIdle(t.queue)
 		t.phase = turnReleased
 	}
@@ -115,81 +120,20 @@ func (m *turnModel) request(w *TurnWorld, i uint8) {
 	if q := w.queue(w.reg); q.owner == 0 && q.n == 0 {
 		facts |= turnFactFree
 	}
-	out := m.step(w, i, turnTrRequest, facts, 0)
+	out := m.step(w, i, turnTrRequest, facts)
 	m.drive(w, i, out)
 }
 
 // fire is registry.fire followed by drive.
 func (m *turnModel) fire(w *TurnWorld, i uint8, tr policy.TriggerID) {
-	out := m.step(w, i, tr, 0, 0)
+	out := m.step(w, i, tr, 0)
 	m.drive(w, i, out)
 }
 
-// step is registry.stepLocked.
-func (m *turnModel) step(w *TurnWorld, i uint8, tr policy.TriggerID, facts policy.Facts, depth int) policy.Outputs {
-	t := &w.tasks[i]
-	if t.flags&turnWait != 0 {
-		facts |= turnFactWait
-	}
-	res := m.p.Step(t.state, tr, facts)
-	if res.Verdict == policy.Rejected {
-		w.setPanic(turnPanicRejected, i, tr, t.state)
-		return 0
-	}
-	t.state = res.Next
-	out, qr := res.Outputs, t.queue
-	q := w.queue(qr)
-	if out.Has(turnOutTake) {
-		q.owner = turnRef(i + 1)
-	}
-	if out.Has(turnOutEnq) {
-		if int(q.n) == len(q.waiting) {
-			w.setPanic(turnPanicCap, i, tr, t.state)
-			return 0
-		}
-		q.waiting[q.n] = i
-		q.n++
-	}
-	if out.Has(turnOutLeave) {
-		q.remove(i)
-	}
-	if out.Has(turnOutPass) && !out.Has(turnOutUnlock) {
-		m.passTurn(w, qr, i, depth)
-	}
-	w.forgetIfIdle(qr)
+// step is registry.stepLocked: the runtime's own step code.
+func (m *turnModel) step(w *TurnWorld, i uint8, tr policy.TriggerID, facts policy.Facts) policy.Outputs {
+	out, _ := turnstep.Step[uint8](m.p, turnBook{m, w}, i, tr, facts)
 	return out
-}
-
-// passTurn is registry.passTurnLocked.
-func (m *turnModel) passTurn(w *TurnWorld, qr turnRef, from uint8, depth int) {
-	q := w.queue(qr)
-	if q.owner != turnRef(from+1) {
-		return
-	}
-	q.owner = 0
-	if q.n == 0 {
-		return
-	}
-	next := q.waiting[0]
-	copy(q.waiting[:q.n-1], q.waiting[1:q.n])
-	q.n--
-	q.waiting[q.n] = 0
-	q.owner = turnRef(next + 1)
-	if depth >= turnMaxPassDepth {
-		w.setPanic(turnPanicDeep, next, turnTrTurn, w.tasks[next].state)
-		return
-	}
-	out := m.step(w, next, turnTrTurn, 0, depth+1)
-	if w.panic.kind != turnNoPanic {
-		return
-	}
-	t := &w.tasks[next]
-	t.handed = uint16(out & turnOutMask)
-	if t.flags&turnTurned != 0 {
-		w.setPanic(turnPanicTwice, next, turnTrTurn, t.state)
-		return
-	}
-	t.flags |= turnTurned
 }
 
 // drive is acquisition.drive up to the next wait: it returns from Acquire
@@ -230,7 +174,7 @@ func (m *turnModel) drive(w *TurnWorld, i uint8, out policy.Outputs) {
 
 // release is Lock.Release, up to finishRelease.
 func (m *turnModel) release(w *TurnWorld, i uint8) {
-	out := m.step(w, i, turnTrRelease, 0, 0)
+	out := m.step(w, i, turnTrRelease, 0)
 	if w.panic.kind != turnNoPanic {
 		return
 	}
@@ -248,8 +192,12 @@ func (m *turnModel) release(w *TurnWorld, i uint8) {
 	}
 }
 
+// setPanic records why the runtime panicked; the first panic of a move
+// stands, as the runtime would not have gone on.
 func (w *TurnWorld) setPanic(k turnPanicKind, task uint8, tr policy.TriggerID, s policy.StateID) {
-	w.panic = turnPanic{kind: k, task: task, trigger: tr, state: s}
+	if w.panic.kind == turnNoPanic {
+		w.panic = turnPanic{kind: k, task: task, trigger: tr, state: s}
+	}
 }
 
 // queue returns the queue r names.

@@ -425,34 +425,30 @@ func TestTurnHandedTurnBeatsCancel(t *testing.T) {
 	}
 }
 
-// TestTurnRequeuedTaskRunsStaleTurn pins a hazard of plock with custom
-// policies: a task's turned channel and handed outputs are one-shot, so a
-// policy that lets a task wait for the turn a second time (here: back to
-// the queue after each backoff) makes it wake at once on its closed
-// channel and run its first turn's outputs again, attempting the lock
-// while another task owns the turn; and handing it the turn again closes
-// the channel twice. The family's other invariants catch that policy
-// sooner (arrival order), so this test checks one property at a time.
-func TestTurnRequeuedTaskRunsStaleTurn(t *testing.T) {
+// TestTurnRequeuedTaskGetsAFreshTurn: a custom policy may let a task wait
+// for the turn a second time (here: back to the queue after each backoff).
+// plock gives each wait a fresh turn signal, so the task never wakes on
+// its first turn's closed channel to run that turn's outputs again, and
+// the turn is never handed to it twice on one signal. (The world once
+// modelled one-shot signals, as plock had them, and pinned that hazard
+// here; running plock's own step code, it finds none.) The family's
+// arrival order still fails this policy: see turnMutations.
+func TestTurnRequeuedTaskGetsAFreshTurn(t *testing.T) {
 	p := specPolicy(t, filepath.Join("testdata", "mutations", "turn-retry-requeues.fsm"), nil)
 	m := turnModelOf(t, p, TurnBounds{Tasks: 3, OtherTakes: 1})
-	for _, tt := range []struct {
-		property string
-		steps    int
-	}{{TurnInvOneAtLock, 10}, {TurnInvNoPanic, 7}} {
+	for _, property := range []string{TurnInvOneAtLock, TurnInvNoPanic} {
 		only := m
 		only.Invariants, only.Moves, only.Owes = nil, nil, nil
 		for _, inv := range m.Invariants {
-			if inv.Name == tt.property {
+			if inv.Name == property {
 				only.Invariants = append(only.Invariants, inv)
 			}
 		}
-		r := modelcheck.Check(only, modelcheck.Options{})
-		if r.Verdict != modelcheck.Violated || len(r.Violation.Trace)-1 != tt.steps {
+		if r := modelcheck.Check(only, modelcheck.Options{MaxStates: testMaxStates}); r.Verdict != modelcheck.Passed {
 			if r.Violation != nil {
 				t.Log(turnTrace(m, r.Violation))
 			}
-			t.Errorf("%s: %s, want a violation after %d moves", tt.property, r.Summary(), tt.steps)
+			t.Errorf("%s: %s, want passed", property, r.Summary())
 		}
 	}
 }

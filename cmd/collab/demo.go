@@ -37,6 +37,7 @@ func runDemo(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	minOps := fs.Int("min-ops", 0, "fail unless the campaign makes at least this many operations (it runs on past --duration to reach the targets)")
 	minKills := fs.Int("min-kills", 0, "fail unless at least this many SIGKILLs")
 	minPauses := fs.Int("min-pauses", 0, "fail unless at least this many SIGSTOP pauses of at least a TTL")
+	deadline := fs.Duration("deadline", 0, "bound the whole campaign, the check included, so that a slow machine still reaches the --min targets (0: twice --duration, twice the check timeout, and 30s)")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -48,7 +49,7 @@ func runDemo(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		*seed = time.Now().UnixNano()
 	}
 	cfg := torture.Config{Dir: *dir, Store: *store, PostgresURL: *pgURL, Seed: *seed, Workers: *workers, Keys: *keys, Duration: *duration,
-		PauseEvery: *pauseEvery, MinOps: *minOps, MinKills: *minKills, MinPauses: *minPauses,
+		PauseEvery: *pauseEvery, MinOps: *minOps, MinKills: *minKills, MinPauses: *minPauses, Deadline: *deadline,
 		HTML: *html, WriteHTML: true, Command: workerCommand}
 	check := cfg
 	if check.Dir == "" {

@@ -34,6 +34,8 @@ func TestConfigValidate(t *testing.T) {
 		{"PostgresURL", func(c *Config) { c.Store = StorePostgres }},
 		{"Server.Outage", func(c *Config) { c.Server.Outage = -1 }},
 		{"Server.Faults", func(c *Config) { c.Server.MinStops = 1 }},
+		{"Server.Faults", func(c *Config) { c.Server.MinCutOff = 1 }},
+		{"Server.MinStops", func(c *Config) { c.Server.MinCutOff = -1 }},
 		{"Workers", func(c *Config) { c.Workers = 1 }},
 		{"Keys", func(c *Config) { c.Keys = -1 }},
 		{"Heartbeat", func(c *Config) { c.Heartbeat = c.TTL }},

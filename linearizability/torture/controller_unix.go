@@ -256,6 +256,7 @@ func (c *controller) snapshot() Stats {
 	s.Refused = c.tally.notes[noteRefused]
 	s.Lost = c.tally.notes[noteLost]
 	s.StaleWrites = c.tally.stale.n
+	s.CutOff = c.tally.cut.count(c.stats.Outages, c.cfg.TTL)
 	s.Outages = slices.Clone(s.Outages)
 	s.Elapsed = time.Since(c.start)
 	return s

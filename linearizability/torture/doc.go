@@ -41,5 +41,13 @@
 // (Config.MinStaleWrites), so that its violation does not depend on the
 // workers meeting so in a given time.
 //
+// With a server to fault (Config.Server), the controller also stops the
+// store's server and starts it again, or pauses it, at random moments. A
+// holder the outage cuts off cannot renew and must declare its lease
+// lost: the controller counts such holders as the files grow
+// (Stats.CutOff), and a campaign that must show one runs until it has
+// (Server.MinCutOff), since whether a stop finds a worker holding a
+// lease depends on the workers' timing.
+//
 // Campaigns need SIGSTOP and SIGCONT: on windows, Run returns an error.
 package torture

@@ -55,6 +55,15 @@ func ensureRunning(t *testing.T, url string, srv *PGServer) {
 // postmaster paused: the history must be linearizable, the faults made,
 // and some holder must have declared a lease lost during a server stop
 // that another process acquired again after it.
+//
+// Whether a stop finds a worker holding a lease depends on the timing
+// of the workers: rather than hope one does within a time, the campaign
+// runs until a holder cut off by a stop has declared its lease lost
+// (Server.MinCutOff), so the verdict does not depend on the machine's
+// speed, only the run's length does. Its many operations of unknown
+// outcome (every try while the server is down) cost the check little
+// (see linearizability's reduce): it takes well under a second, far from
+// CheckTimeout.
 func TestPostgresFaults(t *testing.T) {
 	url, srv := pgServer(t)
 	schema := "collab_torture_test_" + time.Now().Format("20060102150405.000000")
@@ -67,8 +76,11 @@ func TestPostgresFaults(t *testing.T) {
 	cfg := Config{Dir: t.TempDir(), Store: StorePostgres, PostgresURL: url, PostgresSchema: schema, Seed: 11,
 		Workers: 3, Keys: 3, Duration: 10 * time.Second, KillEvery: 800 * time.Millisecond,
 		PauseEvery: 700 * time.Millisecond, MinKills: 2, MinPauses: 2, CheckTimeout: 25 * time.Second,
-		Server:  ServerConfig{Faults: srv, Every: 700 * time.Millisecond, MinStops: 2, MinPauses: 2},
+		Server:  ServerConfig{Faults: srv, Every: 700 * time.Millisecond, MinStops: 2, MinPauses: 2, MinCutOff: 1},
 		Command: testCommand()}
+	// A bound for a machine loaded far beyond what the run needs (tens of
+	// seconds), not a time it is expected to take.
+	cfg.Deadline = 3*time.Minute + 2*cfg.CheckTimeout
 	res, err := Run(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -87,42 +99,24 @@ func TestPostgresFaults(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if s.Lost == 0 || len(losses) == 0 {
-		t.Fatalf("no holder declared a lease lost: %+v", s)
-	}
-	if !lostAcrossOutage(res.History, losses, s.Outages, res.Config.TTL) {
-		t.Fatalf("no lease held before a server stop was declared lost by its holder during it: losses %v, outages %v", losses, s.Outages)
+	if n := lostAcrossOutage(res.History, losses, s.Outages, res.Config.TTL); s.CutOff == 0 || n < s.CutOff {
+		t.Fatalf("%d holders cut off by a server stop counted during the run, %d in the history: losses %v, outages %v", s.CutOff, n, losses, s.Outages)
 	}
 }
 
-// lostAcrossOutage reports whether a lease acquired before a server
-// stop was declared lost by its holder during the stop or within a few
-// TTLs of its end: a holder that cannot renew declares loss by the TTL
-// rule. (That later acquisitions of the key get larger tokens, and no
-// stale write is accepted, is the linearizability check's part.)
-func lostAcrossOutage(h lz.History, losses []loss, outages []Outage, ttl time.Duration) bool {
-	acquired := func(key string, pred func(e lz.Event) bool) bool {
-		for _, e := range h.Events {
-			if e.Kind == lz.Acquire && e.Key == key && !e.Open && e.Output.Status == lz.OK && pred(e) {
-				return true
-			}
-		}
-		return false
-	}
-	for _, o := range outages {
-		if o.Kind != ServerStop {
-			continue
-		}
-		for _, l := range losses {
-			if l.At < o.From || l.At > o.To+3*ttl {
-				continue
-			}
-			if acquired(l.Key, func(e lz.Event) bool {
-				return e.Process == l.Process && e.Output.Gen == l.Token && time.Duration(e.Return) < o.From
-			}) {
-				return true
-			}
+// lostAcrossOutage counts the leases acquired before a server stop that
+// their holders declared lost during the stop or within a few TTLs of its
+// end (cutOff), finding the acquisitions in the merged history, as a
+// check of the count the controller keeps as the files grow.
+func lostAcrossOutage(h lz.History, losses []loss, outages []Outage, ttl time.Duration) int {
+	acquired := make(map[heldLease]time.Duration)
+	for _, e := range h.Events {
+		if e.Kind == lz.Acquire && !e.Open && e.Output.Status == lz.OK {
+			acquired[heldLease{e.Process, e.Key, e.Output.Gen}] = time.Duration(e.Return)
 		}
 	}
-	return false
+	return cutOff(losses, outages, ttl, func(l heldLease) (time.Duration, bool) {
+		at, ok := acquired[l]
+		return at, ok
+	})
 }

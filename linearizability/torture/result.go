@@ -75,8 +75,8 @@ func (r *Result) Print(w io.Writer) {
 	fmt.Fprintf(w, "faults: %d SIGKILLs, %d SIGSTOP/SIGCONT pauses of at least %v, %d worker processes\n",
 		s.Kills, s.Pauses, c.Pause, s.Started)
 	if c.Server.Faults != nil {
-		fmt.Fprintf(w, "server faults: %d stops, %d postmaster pauses, of %v to %v\n",
-			s.ServerStops, s.ServerPauses, c.Server.Outage, 2*c.Server.Outage)
+		fmt.Fprintf(w, "server faults: %d stops, %d postmaster pauses, of %v to %v; holders cut off by a stop that declared their leases lost: %d\n",
+			s.ServerStops, s.ServerPauses, c.Server.Outage, 2*c.Server.Outage, s.CutOff)
 	}
 	fmt.Fprintf(w, "leases: %d takeovers, %d declared lost, %d stale fenced writes refused, %d accepted\n", s.Takeovers, s.Lost, s.Refused, s.StaleWrites)
 	rep := r.Report

@@ -39,6 +39,12 @@ type ServerConfig struct {
 	// MinStops and MinPauses are targets the campaign must reach
 	// (default 0: none).
 	MinStops, MinPauses int
+	// MinCutOff is how many holders cut off by a server stop
+	// (Stats.CutOff) the campaign must see (default 0: none). Whether a
+	// stop finds a holder depends on the timing of the workers, so a
+	// campaign that must show one runs until it does, however slowly the
+	// machine lets it.
+	MinCutOff int
 }
 
 // DefaultServerEvery is the default of ServerConfig.Every.
@@ -64,9 +70,9 @@ func (s ServerConfig) validate() error {
 		return bad("Every", "is %v; want more than 0", s.Every)
 	case s.Outage <= 0:
 		return bad("Outage", "is %v; want more than 0", s.Outage)
-	case s.MinStops < 0 || s.MinPauses < 0:
+	case s.MinStops < 0 || s.MinPauses < 0 || s.MinCutOff < 0:
 		return bad("MinStops", "targets must not be negative")
-	case s.Faults == nil && (s.MinStops > 0 || s.MinPauses > 0):
+	case s.Faults == nil && (s.MinStops > 0 || s.MinPauses > 0 || s.MinCutOff > 0):
 		return bad("Faults", "is nil with targets of server faults")
 	}
 	return nil

@@ -27,6 +27,10 @@ type Stats struct {
 	// Outages lists them.
 	ServerStops, ServerPauses int
 	Outages                   []Outage
+	// CutOff counts the leases that their holders had acquired before a
+	// server stop began and declared lost during it, or within 3 TTLs of
+	// its end: holders cut off by the outage.
+	CutOff int
 }
 
 // tally counts the new bytes of the run directory's history and events
@@ -37,10 +41,11 @@ type tally struct {
 	ops     int
 	notes   map[string]int
 	stale   *staleTally
+	cut     *cutTally
 }
 
 func newTally(dir string) *tally {
-	return &tally{dir: dir, offsets: map[string]int64{}, notes: map[string]int{}, stale: newStaleTally()}
+	return &tally{dir: dir, offsets: map[string]int64{}, notes: map[string]int{}, stale: newStaleTally(), cut: newCutTally()}
 }
 
 // update reads what was appended since the last update. Files that
@@ -52,6 +57,7 @@ func (t *tally) update() {
 		lines := t.tail(f)
 		t.ops += bytes.Count(lines, retLine)
 		t.stale.add(lines)
+		t.cut.addHistory(lines)
 	}
 	evs, _ := filepath.Glob(filepath.Join(t.dir, eventsDir, "p*.log"))
 	for _, f := range evs {
@@ -59,6 +65,12 @@ func (t *tally) update() {
 			if len(w) > 0 {
 				t.notes[string(w)]++
 			}
+		}
+	}
+	lost, _ := filepath.Glob(filepath.Join(t.dir, eventsDir, "p*"+lossExt))
+	for _, f := range lost {
+		if p, err := lossProcess(f); err == nil {
+			t.cut.addLosses(p, t.tail(f))
 		}
 	}
 }

@@ -1,0 +1,140 @@
+package lease
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/rivus/collab/policy"
+)
+
+// The contract monitor checks, on every step of one handle, the duties the
+// manager owes the lease policy (the lease family's doc): one repository
+// call at a time, each result fired for the call it answers, Release only
+// between calls, nothing but ignorable triggers after the handle ended,
+// and every FenceTaken answered once. It runs where the build tag
+// collabmonitor is set (make test and the campaign's workers): the
+// constant monitoring is false otherwise, and the compiler drops every
+// call, so it costs nothing in production. A broken duty panics with the
+// handle's recent steps.
+
+// monitorSteps is how many recent steps a violation report shows.
+const monitorSteps = 12
+
+// calls are the outputs that start a repository call.
+const calls = outLoad | outClaim | outRenew | outTombstone
+
+// leaseMonitor is one handle's monitor.
+type leaseMonitor struct {
+	call   policy.Outputs // the repository call in flight, or 0
+	ended  bool           // endHandle has been output
+	steps  int            // steps so far
+	recent [monitorSteps]monitoredStep
+}
+
+// monitoredStep is one step as the monitor saw it.
+type monitoredStep struct {
+	from    policy.StateID
+	trigger policy.TriggerID
+	facts   policy.Facts
+	result  policy.Result
+}
+
+// check records the step from state from on trigger t with facts f, which
+// gave r, and returns the duty it broke, or "".
+func (mon *leaseMonitor) check(from policy.StateID, t policy.TriggerID, f policy.Facts, r policy.Result) string {
+	mon.recent[mon.steps%monitorSteps] = monitoredStep{from, t, f, r}
+	mon.steps++
+	if broke := mon.before(t); broke != "" {
+		return broke
+	}
+	switch t {
+	case trLoaded, trSaved, trConflict, trRepoFailed:
+		mon.call = 0 // answered, whether the policy takes the answer or not
+	}
+	if r.Verdict != policy.Fired {
+		return ""
+	}
+	return mon.after(t, r.Outputs)
+}
+
+// before checks that the manager may fire t now.
+func (mon *leaseMonitor) before(t policy.TriggerID) string {
+	switch t {
+	case trAcquire:
+		if mon.steps != 1 {
+			return "Acquire fired at a handle that has stepped before"
+		}
+	case trLoaded:
+		if mon.call != outLoad {
+			return "Loaded fired with no read in flight"
+		}
+	case trSaved, trConflict:
+		if mon.call&(outClaim|outRenew|outTombstone) == 0 {
+			return "a write's result fired with no write in flight"
+		}
+	case trRepoFailed:
+		if mon.call == 0 {
+			return "RepoFailed fired with no repository call in flight"
+		}
+	case trRelease:
+		if mon.call != 0 {
+			return "Release fired while a repository call is in flight"
+		}
+	}
+	return ""
+}
+
+// after checks the outputs of a step that fired, and keeps the call in
+// flight and the end of the handle.
+func (mon *leaseMonitor) after(t policy.TriggerID, out policy.Outputs) string {
+	if t == trFenceTaken && out.Has(outRunFenced) == out.Has(outRefuseFenced) {
+		return "FenceTaken answered with both or neither of runFenced and refuseFenced"
+	}
+	if c := out & calls; c != 0 {
+		switch {
+		case c&(c-1) != 0:
+			return "a step asked for two repository calls at once"
+		case mon.call != 0:
+			return "a step asked for a repository call while one is in flight"
+		case mon.ended:
+			return "a step asked for a repository call after the handle ended"
+		}
+		mon.call = c
+	}
+	if out.Has(outEndHandle) {
+		if mon.call != 0 {
+			return "the handle ended with a repository call in flight"
+		}
+		mon.ended = true
+	}
+	return ""
+}
+
+// report writes the broken duty and the recent steps of handle key.
+func (mon *leaseMonitor) report(pol policy.Policy, key string, broke string) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "lease: contract monitor: key %q: %s\nrecent steps, oldest first:\n", key, broke)
+	t := pol.Table()
+	first := max(mon.steps-monitorSteps, 0)
+	for i := first; i < mon.steps; i++ {
+		s := mon.recent[i%monitorSteps]
+		fmt.Fprintf(&b, "  %d. %s --%s", i+1, t.States[s.from].Name, t.Triggers[s.trigger].Name)
+		if s.facts != 0 {
+			fmt.Fprintf(&b, " [%s]", policy.FormatBits(uint64(s.facts), wordNames(t.Facts), "Facts"))
+		}
+		fmt.Fprintf(&b, "--> %v", s.result.Verdict)
+		if s.result.Verdict == policy.Fired {
+			fmt.Fprintf(&b, " %s / %s", t.States[s.result.Next].Name, policy.FormatBits(uint64(s.result.Outputs), wordNames(t.Outputs), "Outputs"))
+		}
+		b.WriteByte('\n')
+	}
+	return b.String()
+}
+
+func wordNames(words []policy.Word) []string {
+	names := make([]string, len(words))
+	for i, w := range words {
+		names[i] = w.Name
+	}
+	return names
+}

@@ -1,0 +1,137 @@
+package lease
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/rivus/collab/fsm"
+	"github.com/rivus/collab/policy"
+)
+
+// monitorRun feeds steps to a fresh monitor through the shipped policy and
+// returns the first broken duty, or "".
+func monitorRun(steps ...struct {
+	t policy.TriggerID
+	f policy.Facts
+}) (string, *leaseMonitor) {
+	var mon leaseMonitor
+	s := fsm.LeasePolicy.Initial()
+	for _, st := range steps {
+		r := fsm.LeasePolicy.Step(s, st.t, st.f)
+		if broke := mon.check(s, st.t, st.f, r); broke != "" {
+			return broke, &mon
+		}
+		if r.Verdict == policy.Fired {
+			s = r.Next
+		}
+	}
+	return "", &mon
+}
+
+type monStep = struct {
+	t policy.TriggerID
+	f policy.Facts
+}
+
+// acquired is an acquisition of a free key.
+var acquired = []monStep{{trAcquire, 0}, {trLoaded, factRecordFree}, {trSaved, 0}}
+
+func TestMonitorPassesTheManagersSteps(t *testing.T) {
+	steps := append(append([]monStep{}, acquired...),
+		monStep{trRenewDue, 0}, monStep{trRepoFailed, 0}, // a failed renewal, retried
+		monStep{trRenewDue, 0}, monStep{trSaved, 0},
+		monStep{trFenceTaken, factRecordOurs},
+		monStep{trRelease, 0}, monStep{trLoaded, factRecordOurs}, monStep{trConflict, 0}, // a late renewal of ours
+		monStep{trLoaded, factRecordOurs}, monStep{trSaved, 0},
+		monStep{trRelease, 0}, monStep{trFenceTaken, 0}, monStep{trDeadlinePassed, 0})
+	if broke, _ := monitorRun(steps...); broke != "" {
+		t.Fatalf("the monitor refused a manager's steps: %s", broke)
+	}
+	lost := append(append([]monStep{}, acquired...),
+		monStep{trRenewDue, 0}, monStep{trDeadlinePassed, 0}, monStep{trRepoFailed, 0}, // a late failure reaches a lost handle
+		monStep{trRelease, 0}, monStep{trLoaded, 0})
+	if broke, _ := monitorRun(lost...); broke != "" {
+		t.Fatalf("the monitor refused a lost handle's steps: %s", broke)
+	}
+}
+
+func TestMonitorNamesEachBrokenDuty(t *testing.T) {
+	for _, tt := range []struct {
+		name  string
+		steps []monStep
+		want  string
+	}{
+		{"a result with no call", []monStep{{trAcquire, 0}, {trLoaded, factRecordFree}, {trSaved, 0}, {trSaved, 0}}, "no write in flight"},
+		{"a read's result for a write", []monStep{{trAcquire, 0}, {trLoaded, factRecordFree}, {trLoaded, factRecordFree}}, "Loaded fired with no read in flight"},
+		{"Release during a call", append(append([]monStep{}, acquired...), monStep{trRenewDue, 0}, monStep{trRelease, 0}), "Release fired while a repository call is in flight"},
+		{"Acquire twice", append(append([]monStep{}, acquired...), monStep{trAcquire, 0}), "Acquire fired at a handle that has stepped before"},
+		{"a failure with no call", append(append([]monStep{}, acquired...), monStep{trRepoFailed, 0}), "RepoFailed fired with no repository call in flight"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			broke, mon := monitorRun(tt.steps...)
+			if !strings.Contains(broke, tt.want) {
+				t.Fatalf("broken duty %q, want %q", broke, tt.want)
+			}
+			report := mon.report(fsm.LeasePolicy, "k", broke)
+			for _, want := range []string{`key "k"`, tt.want, "1. Idle --Acquire--> fired Acquiring / load"} {
+				if !strings.Contains(report, want) {
+					t.Errorf("report lacks %q:\n%s", want, report)
+				}
+			}
+		})
+	}
+}
+
+// TestMonitorNamesWhatAPolicyAsksAmiss: outputs no manager can carry out.
+func TestMonitorNamesWhatAPolicyAsksAmiss(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		t    policy.TriggerID
+		out  policy.Outputs
+		call policy.Outputs
+		want string
+	}{
+		{"two calls", trRenewDue, outRenew | outLoad, 0, "two repository calls at once"},
+		{"a call during a call", trRenewDue, outRenew, outLoad, "while one is in flight"},
+		{"ended during a call", trDeadlinePassed, outEndHandle, outRenew, "ended with a repository call in flight"},
+		{"fence unanswered", trFenceTaken, 0, 0, "both or neither"},
+	} {
+		mon := leaseMonitor{call: tt.call, steps: 1}
+		if broke := mon.after(tt.t, tt.out); !strings.Contains(broke, tt.want) {
+			t.Errorf("%s: broken duty %q, want %q", tt.name, broke, tt.want)
+		}
+	}
+}
+
+// BenchmarkMonitor steps a handle's life (acquire, renew, release) through
+// the shipped policy, with the contract monitor's check and without it, in
+// this process, and reports the monitor's cost per step. Without the build
+// tag collabmonitor the manager makes no check at all: the cost is zero.
+func BenchmarkMonitor(b *testing.B) {
+	life := append(append([]monStep{}, acquired...),
+		monStep{trRenewDue, 0}, monStep{trSaved, 0},
+		monStep{trRelease, 0}, monStep{trLoaded, factRecordOurs}, monStep{trSaved, 0})
+	p := fsm.LeasePolicy
+	run := func(check bool) time.Duration {
+		start := time.Now()
+		for range b.N {
+			var mon leaseMonitor
+			s := p.Initial()
+			for _, st := range life {
+				r := p.Step(s, st.t, st.f)
+				if check && mon.check(s, st.t, st.f, r) != "" {
+					b.Fatal("the monitor refused the life of a handle")
+				}
+				s = r.Next
+			}
+		}
+		return time.Since(start)
+	}
+	bare, checked := run(false), run(true)
+	steps := float64(b.N * len(life))
+	b.ReportMetric(0, "ns/op")
+	b.ReportMetric(float64(bare.Nanoseconds())/steps, "step-ns")
+	b.ReportMetric(float64(checked.Nanoseconds())/steps, "monitored-step-ns")
+	b.ReportMetric(float64(checked-bare)/steps, "monitor-ns/step")
+}

@@ -1,0 +1,127 @@
+package linearizability
+
+import (
+	"cmp"
+	"math"
+	"slices"
+
+	"github.com/anishathalye/porcupine"
+)
+
+// The reduction of operations of unknown outcome.
+//
+// porcupine's search is exponential in the operations pending together:
+// it remembers every set of operations it has linearized, with the state
+// they lead to, and an operation of unknown outcome, ending at
+// math.MaxInt64, stays pending from its call to the end of its object's
+// history. A run with many such operations on one object (a store's
+// server stopped while workers keep trying) then takes longer than any
+// timeout. reduce gives porcupine an equivalent problem with fewer and
+// shorter pending operations: the history as recorded is linearizable if
+// and only if the reduced one is. Each rule says why.
+
+// input is what porcupine is given for an event: the event and, for an
+// acquisition of unknown outcome, its rank.
+type input struct {
+	*Event
+	// rank is, for an acquisition of unknown outcome, 1 + the number of
+	// its object's acquisitions of unknown outcome called before it; 0
+	// for every other operation. The model takes them in rank order.
+	rank int
+}
+
+// reduce makes the events of one object porcupine operations. An
+// operation of known outcome ends at its return; one of unknown outcome
+// at math.MaxInt64, except where the rules below drop it, end it
+// earlier, or order it:
+//
+//   - A read of unknown outcome is dropped. It changes nothing and
+//     returns nothing to check: any linearization of the others takes it
+//     at the end.
+//
+//   - A fenced write or a release of unknown outcome with token t takes
+//     effect only while the record holds generation t, not released. The
+//     generation never falls, and once the record holds a larger one, or
+//     generation t released, generation t is never held again (only an
+//     acquisition makes a record held, with a larger generation). Some
+//     operations of known outcome prove that the record has moved past t
+//     at their linearization point, and so by their return: an
+//     acquisition that got a generation above t, an accepted write with a
+//     token above t, an accepted release with a token of t or more. Let B
+//     be the earliest such return. If B is before the call, the operation
+//     changes nothing wherever it is placed, and is dropped. Otherwise it
+//     ends at B: in a linearization that places it before the proof,
+//     every operation called after B already follows it; one that places
+//     it after the proof, where it changes nothing, can move it back to
+//     just after the proof or after the last operation that returned
+//     before its call, whichever comes later, and every operation called
+//     after B follows both. (This needs nothing of the store: not even
+//     that a write which failed cannot land after its failure, which a
+//     database's commit can.)
+//
+//   - Acquisitions of unknown outcome (which always end at
+//     math.MaxInt64) are taken in call order (input.rank). All of them
+//     have the same effect in every state (the next generation, held),
+//     and no operation must come after them; so in a linearization that
+//     places one called later before one called earlier, the two can
+//     swap places. The one called earlier moves to the earlier place,
+//     which follows every operation that returned before the later call,
+//     and so every one that returned before its own. Where k of them are
+//     pending, porcupine then tries k + 1 sets of them (the first j, for
+//     each j) instead of 2^k.
+func reduce(evs []*Event, clients map[int]int) []porcupine.Operation {
+	ops := make([]porcupine.Operation, 0, len(evs))
+	var acquires []int // into ops: the acquisitions of unknown outcome
+	for _, e := range evs {
+		ret := e.Return
+		if e.Uncertain() {
+			ret = math.MaxInt64
+			switch e.Kind {
+			case Read:
+				continue
+			case Write, Release:
+				b, ok := movedPast(evs, e.Input.Token)
+				switch {
+				case ok && b < e.Call:
+					continue
+				case ok:
+					ret = max(b, e.Call+1)
+				}
+			case Acquire:
+				acquires = append(acquires, len(ops))
+			}
+		}
+		ops = append(ops, porcupine.Operation{ClientId: clients[e.Process], Input: &input{Event: e}, Call: e.Call, Return: ret})
+	}
+	slices.SortStableFunc(acquires, func(a, b int) int { return cmp.Compare(ops[a].Call, ops[b].Call) })
+	for r, i := range acquires {
+		ops[i].Input.(*input).rank = r + 1
+	}
+	return ops
+}
+
+// movedPast returns the earliest return of an operation of known outcome
+// among evs that proves the record past generation t held (see reduce),
+// and whether there is one.
+func movedPast(evs []*Event, t uint64) (int64, bool) {
+	var b int64
+	found := false
+	for _, d := range evs {
+		if d.Uncertain() || d.Output.Status != OK {
+			continue
+		}
+		var proves bool
+		switch d.Kind {
+		case Acquire:
+			proves = d.Output.Gen > t
+		case Write:
+			proves = d.Input.Token > t
+		case Release:
+			proves = d.Input.Token >= t
+		}
+		if proves && (!found || d.Return < b) {
+			b, found = d.Return, true
+		}
+	}
+	return b, found
+}
