@@ -185,7 +185,10 @@ func TestDropKeptSchema(t *testing.T) {
 	}
 	url := os.Getenv("COLLAB_TEST_POSTGRES_URL")
 	if url == "" {
-		t.Skip("COLLAB_TEST_POSTGRES_URL is unset")
+		if os.Getenv("CI") == "true" {
+			t.Fatal("COLLAB_TEST_POSTGRES_URL is not set")
+		}
+		t.Skip("COLLAB_TEST_POSTGRES_URL is not set; make test sets it as root, or see scripts/pg-test-server.sh")
 	}
 	conn, err := pgx.Connect(t.Context(), url)
 	if err != nil {
