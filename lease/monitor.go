@@ -17,6 +17,10 @@ import (
 // call, so it costs nothing in production. A broken duty panics with the
 // handle's recent steps.
 
+// leaseFamily names the triggers' facts and outputs in reports: every
+// lease policy speaks the family's vocabulary.
+var leaseFamily, _ = policy.LookupFamily("lease")
+
 // monitorSteps is how many recent steps a violation report shows.
 const monitorSteps = 12
 
@@ -120,21 +124,13 @@ func (mon *leaseMonitor) report(pol policy.Policy, key string, broke string) str
 		s := mon.recent[i%monitorSteps]
 		fmt.Fprintf(&b, "  %d. %s --%s", i+1, t.States[s.from].Name, t.Triggers[s.trigger].Name)
 		if s.facts != 0 {
-			fmt.Fprintf(&b, " [%s]", policy.FormatBits(uint64(s.facts), wordNames(t.Facts), "Facts"))
+			fmt.Fprintf(&b, " [%s]", leaseFamily.FormatFacts(s.facts))
 		}
 		fmt.Fprintf(&b, "--> %v", s.result.Verdict)
 		if s.result.Verdict == policy.Fired {
-			fmt.Fprintf(&b, " %s / %s", t.States[s.result.Next].Name, policy.FormatBits(uint64(s.result.Outputs), wordNames(t.Outputs), "Outputs"))
+			fmt.Fprintf(&b, " %s / %s", t.States[s.result.Next].Name, leaseFamily.FormatOutputs(s.result.Outputs))
 		}
 		b.WriteByte('\n')
 	}
 	return b.String()
-}
-
-func wordNames(words []policy.Word) []string {
-	names := make([]string, len(words))
-	for i, w := range words {
-		names[i] = w.Name
-	}
-	return names
 }
