@@ -124,8 +124,10 @@ import (
 // before its deadline (package lease's renewal rule: the holder declares
 // itself lost before any observer may take over), unless its clock lagged; an acquisition
 // that finds the key free, its holder proven dead, or its revision silent
-// for TTL claims it; and a handle that gets DeadlinePassed while it holds
-// declares itself lost. The properties of a single move are judged in Next
+// for TTL claims it; and a handle that gets DeadlinePassed, or Conflict
+// on a renewal, while it holds declares itself lost: the conflict proves
+// the record moved past the holder's last write, and a holder that kept
+// renewing over it would learn of a takeover only at its deadline. The properties of a single move are judged in Next
 // and recorded in the world's fault fields, which the invariants read.
 
 // LeaseMaxHolders is the most holders a lease world holds: its arrays have
@@ -280,6 +282,7 @@ const (
 	leaseFaultEarly                // a live holder was taken over before its deadline
 	leaseFaultRefused              // an acquisition gave up an abandoned key
 	leaseFaultDeadline             // DeadlinePassed left the handle holding
+	leaseFaultConflict             // a renewal's Conflict left the handle holding
 	leaseFaultCount
 )
 
@@ -295,6 +298,7 @@ const (
 	leaseInvEarly    = "no takeover before the holder's deadline"
 	leaseInvRefused  = "crashed holder's key acquirable"
 	leaseInvDeadline = "holder declares loss at its deadline"
+	leaseInvConflict = "holder declares loss on a renewal's conflict"
 )
 
 var leaseFaultNames = [leaseFaultCount]string{
@@ -307,6 +311,7 @@ var leaseFaultNames = [leaseFaultCount]string{
 	leaseFaultEarly:     leaseInvEarly,
 	leaseFaultRefused:   leaseInvRefused,
 	leaseFaultDeadline:  leaseInvDeadline,
+	leaseFaultConflict:  leaseInvConflict,
 }
 
 // faultArg values of leaseFaultOutputs beyond the output bits.

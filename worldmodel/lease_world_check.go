@@ -78,6 +78,8 @@ func (m *leaseModel) faultError(w *leaseVars) error {
 		return fmt.Errorf("%s's acquisition loaded a record with facts %s and did not claim it", who, leaseFamily.FormatFacts(policy.Facts(arg)))
 	case leaseFaultDeadline:
 		return fmt.Errorf("%s got DeadlinePassed and still holds generation %d without declaring it lost", who, arg)
+	case leaseFaultConflict:
+		return fmt.Errorf("%s's renewal met a conflict and it still holds generation %d without declaring it lost", who, arg)
 	}
 	return fmt.Errorf("unknown fault %d", w.fault)
 }

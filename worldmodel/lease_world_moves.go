@@ -181,6 +181,9 @@ func (m *leaseModel) result(w *leaseVars, i int, mv leaseMove) {
 		m.fire(w, i, leaseTSaved, 0, op)
 	case leaseMvConflict:
 		m.fire(w, i, leaseTConflict, 0, op)
+		if op == leaseOpRenew && h.life == leaseLifeReturned && h.flags&(leaseLostF|leaseClosed) == 0 {
+			w.setFault(leaseFaultConflict, i, h.gen)
+		}
 	case leaseMvFailed:
 		m.fire(w, i, leaseTRepoFailed, 0, op)
 	case leaseMvFailedApplied:

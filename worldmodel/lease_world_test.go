@@ -107,6 +107,7 @@ var leaseMutations = []struct {
 	{"lease-deadline-ignored.fsm", leaseInvDeadline, 4},
 	{"lease-lost-rejects-fence.fsm", leaseInvRejected, 5},
 	{"lease-renew-reloads.fsm", leaseInvOutputs, 4},
+	{"lease-renew-conflict-retried.fsm", leaseInvConflict, 7},
 }
 
 // TestLeaseWorldCatchesMutations checks that every seeded bug is caught by
