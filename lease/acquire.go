@@ -74,7 +74,7 @@ func (a *acquisition) drive(out policy.Outputs) (*Lease, error) {
 }
 
 func (a *acquisition) load() policy.Outputs {
-	rec, ok, err := a.m.cfg.Repository.Load(a.ctx, a.h.key)
+	rec, ok, err := a.m.loadFor(a.ctx, a.h, &a.h.mon.answered)
 	a.m.mu.Lock()
 	defer a.m.mu.Unlock()
 	if err != nil {
@@ -120,7 +120,7 @@ func (a *acquisition) claim() policy.Outputs {
 	}
 	snap := a.h.snapshot(next, false)
 	start := a.m.now()
-	rev, err := a.m.cfg.Repository.Save(a.ctx, a.h.key, snap, expected)
+	rev, err := a.m.saveFor(a.ctx, a.h, snap, expected)
 	a.m.mu.Lock()
 	defer a.m.mu.Unlock()
 	switch {

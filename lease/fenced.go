@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-
-	"github.com/rivus/collab/lease/store"
 )
 
 // RunFenced runs fn while holding the repository's per-key fence, after
@@ -33,7 +31,7 @@ func (h *Lease) RunFenced(ctx context.Context, fn func(ctx context.Context, toke
 		delete(h.fenced, &cancel)
 		m.mu.Unlock()
 	}()
-	unlock, lost, err := fence(fctx, m.cfg.Repository, h.key)
+	unlock, lost, err := h.takeFence(fctx)
 	if err != nil {
 		return err
 	}
@@ -48,7 +46,7 @@ func (h *Lease) RunFenced(ctx context.Context, fn func(ctx context.Context, toke
 			}
 		}()
 	}
-	rec, ok, err := m.cfg.Repository.Load(fctx, h.key)
+	rec, ok, err := m.loadFor(fctx, h, &h.mon.fenceRead)
 	if err != nil {
 		return err
 	}
@@ -73,14 +71,4 @@ func (h *Lease) RunFenced(ctx context.Context, fn func(ctx context.Context, toke
 		return fmt.Errorf("%w: %w", cause, err)
 	}
 	return err
-}
-
-// fence takes key's fence, watching for its loss where the repository
-// can tell.
-func fence(ctx context.Context, repo store.Repository, key string) (unlock func(), lost <-chan struct{}, err error) {
-	if w, ok := repo.(store.FenceWatcher); ok {
-		return w.FenceWatch(ctx, key)
-	}
-	unlock, err = repo.Fence(ctx, key)
-	return unlock, nil, err
 }

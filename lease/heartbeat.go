@@ -121,6 +121,14 @@ func (m *Manager) collectDue() ([]renewal, time.Duration) {
 // save writes the batch: in one transaction where the repository is a
 // store.BatchSaver, else one save at a time.
 func (m *Manager) save(ctx context.Context, batch []renewal) ([]store.Revision, []error) {
+	if monitoring {
+		return m.monitoredSave(ctx, batch)
+	}
+	return m.saveBatch(ctx, batch)
+}
+
+// saveBatch makes save's repository calls.
+func (m *Manager) saveBatch(ctx context.Context, batch []renewal) ([]store.Revision, []error) {
 	writes := make([]store.Write, len(batch))
 	for i, r := range batch {
 		writes[i] = r.write

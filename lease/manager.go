@@ -73,6 +73,7 @@ type Manager struct {
 	// of them with a renewal scheduled.
 	live    map[*Lease]struct{}
 	seen    map[string]sighting // the observer's first sightings, by key
+	mon     managerMonitor      // the contract monitor's notes (monitored builds)
 	closing bool
 	// acquiring counts Acquire calls under way, so that Close releases
 	// the leases they return too.
@@ -152,9 +153,7 @@ func (m *Manager) now() time.Duration { return m.clock.Monotonic() }
 func (m *Manager) fireLocked(h *Lease, trigger policy.TriggerID, facts policy.Facts) policy.Outputs {
 	res := m.pol.Step(h.state, trigger, facts)
 	if monitoring {
-		if broke := h.mon.check(h.state, trigger, facts, res); broke != "" {
-			panic(h.mon.report(m.pol, h.key, broke))
-		}
+		m.monitorLocked(h, trigger, facts, res)
 	}
 	if res.Verdict == policy.Rejected {
 		panic(fmt.Sprintf("lease: policy %s rejected %s in state %s", m.pol.Name(),

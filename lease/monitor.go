@@ -29,10 +29,15 @@ const calls = outLoad | outClaim | outRenew | outTombstone
 
 // leaseMonitor is one handle's monitor.
 type leaseMonitor struct {
-	call   policy.Outputs // the repository call in flight, or 0
-	ended  bool           // endHandle has been output
-	steps  int            // steps so far
-	recent [monitorSteps]monitoredStep
+	call     policy.Outputs // the repository call in flight, or 0
+	ended    bool           // endHandle has been output
+	returned bool           // acquired has been output: the handle is held
+	// answered is the answer to the policy's last call, fenceRead the
+	// record RunFenced read under the fence (monitor_edge.go).
+	answered, fenceRead monitoredCall
+	fences              int // fences the handle holds
+	steps               int // steps so far
+	recent              [monitorSteps]monitoredStep
 }
 
 // monitoredStep is one step as the monitor saw it.
@@ -105,6 +110,9 @@ func (mon *leaseMonitor) after(t policy.TriggerID, out policy.Outputs) string {
 		}
 		mon.call = c
 	}
+	if out.Has(outAcquired) {
+		mon.returned = true
+	}
 	if out.Has(outEndHandle) {
 		if mon.call != 0 {
 			return "the handle ended with a repository call in flight"
@@ -112,6 +120,18 @@ func (mon *leaseMonitor) after(t policy.TriggerID, out policy.Outputs) string {
 		mon.ended = true
 	}
 	return ""
+}
+
+// monitorLocked checks h's step on trigger t with facts f, which gave r,
+// and panics with the handle's recent steps if it broke a duty.
+func (m *Manager) monitorLocked(h *Lease, t policy.TriggerID, f policy.Facts, r policy.Result) {
+	broke := m.checkEdgeLocked(h, t, f, r) // before check notes what r outputs
+	if b := h.mon.check(h.state, t, f, r); broke == "" {
+		broke = b
+	}
+	if broke != "" {
+		panic(h.mon.report(m.pol, h.key, broke))
+	}
 }
 
 // report writes the broken duty and the recent steps of handle key.

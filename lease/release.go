@@ -42,10 +42,10 @@ func (h *Lease) release() error {
 			return err
 		case out.Has(outLoad):
 			var ok bool
-			rec, ok, err = m.cfg.Repository.Load(ctx, h.key)
+			rec, ok, err = m.loadFor(ctx, h, &h.mon.answered)
 			out = h.fire(err, trLoaded, func() policy.Facts { return h.ours(rec, ok) })
 		case out.Has(outTombstone):
-			_, err = m.cfg.Repository.Save(ctx, h.key, h.snapshot(h.token, true), rec.Revision)
+			_, err = m.saveFor(ctx, h, h.snapshot(h.token, true), rec.Revision)
 			out = h.fire(err, trSaved, nil)
 			if errors.Is(err, store.ErrRevisionConflict) {
 				// The record moved: the policy reads it again. A successor's
