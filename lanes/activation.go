@@ -56,6 +56,11 @@ func (l *Lanes[K]) runActivation(ln *lane[K], run *activation) (next *lane[K], n
 		returned bool
 	)
 	defer func() {
+		if monitoring {
+			l.mu.Lock()
+			l.leaveLocked(ln)
+			l.mu.Unlock()
+		}
 		var exit Exit
 		goexit := false
 		if returned {
@@ -73,6 +78,11 @@ func (l *Lanes[K]) runActivation(ln *lane[K], run *activation) (next *lane[K], n
 		l.cfg.Hooks.ended(key, l.hookTime()-began, exit)
 		next, nextRun = l.finish(ln, run, exit, goexit)
 	}()
+	if monitoring {
+		l.mu.Lock()
+		l.enterLocked(ln, run)
+		l.mu.Unlock()
+	}
 	err = l.cfg.Activate(run.ctx, key)
 	returned = true
 	return nil, nil // set by the deferred report
@@ -88,6 +98,9 @@ func (l *Lanes[K]) finish(ln *lane[K], run *activation, exit Exit, dying bool) (
 	defer func() {
 		var fx effects[K]
 		l.mu.Lock()
+		if monitoring {
+			l.endingLocked(ln, run)
+		}
 		l.stepLocked(ln, policy.LaneActivationEnded, &fx)
 		l.mu.Unlock()
 		close(run.ended)

@@ -3,6 +3,7 @@ package lanes
 import (
 	"context"
 	"fmt"
+	"math/bits"
 	"sync"
 	"time"
 
@@ -54,6 +55,7 @@ type Lanes[K comparable] struct {
 	closed   bool
 	pending  effects[K] // what the step under way asks for; see stepLocked
 
+	mon         laneMonitor // the contract monitor's notes (monitored builds)
 	activations sync.WaitGroup
 	closeOnce   sync.Once
 }
@@ -99,6 +101,9 @@ func (l *Lanes[K]) Wake(key K) (WakeResult, error) {
 	defer l.mu.Unlock()
 	ln := l.laneLocked(key, &fx)
 	res, out := l.stepLocked(ln, policy.LaneWake, &fx)
+	if monitoring && res.Verdict == policy.Fired && bits.OnesCount64(uint64(out&wakeAnswers)) != 1 {
+		l.broke(key, "Wake answered with "+laneFamily.FormatOutputs(out&wakeAnswers)+", not exactly one result")
+	}
 	switch {
 	case res.Verdict == policy.Rejected:
 		return 0, ErrClosed

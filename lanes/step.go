@@ -87,7 +87,12 @@ func (b bookkeeping[K]) HoldsSlot(ln *lane[K]) bool             { return ln.run 
 func (b bookkeeping[K]) SlotsInUse() int                        { return b.l.running }
 func (b bookkeeping[K]) Forget(ln *lane[K])                     { delete(b.l.lanes, ln.key) }
 
-func (b bookkeeping[K]) Fired(*lane[K], policy.TriggerID, policy.Result) bool { return true }
+func (b bookkeeping[K]) Fired(ln *lane[K], t policy.TriggerID, r policy.Result) bool {
+	if monitoring {
+		b.l.mon.noteLocked(ln.key, t, r)
+	}
+	return true
+}
 
 func (b bookkeeping[K]) Enqueue(ln *lane[K]) {
 	b.l.queue.push(ln)

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/rivus/collab/internal/contract"
 	"github.com/rivus/collab/policy"
 )
 
@@ -14,7 +15,7 @@ import (
 // and every FenceTaken answered once. It runs where the build tag
 // collabmonitor is set (make test and the campaign's workers): the
 // constant monitoring is false otherwise, and the compiler drops every
-// call, so it costs nothing in production. A broken duty panics with the
+// call, so it costs nothing in production. A broken duty ends the process (internal/contract) with the
 // handle's recent steps.
 
 // leaseFamily names the triggers' facts and outputs in reports: every
@@ -123,14 +124,14 @@ func (mon *leaseMonitor) after(t policy.TriggerID, out policy.Outputs) string {
 }
 
 // monitorLocked checks h's step on trigger t with facts f, which gave r,
-// and panics with the handle's recent steps if it broke a duty.
+// and ends the process with the handle's recent steps if it broke a duty.
 func (m *Manager) monitorLocked(h *Lease, t policy.TriggerID, f policy.Facts, r policy.Result) {
 	broke := m.checkEdgeLocked(h, t, f, r) // before check notes what r outputs
 	if b := h.mon.check(h.state, t, f, r); broke == "" {
 		broke = b
 	}
 	if broke != "" {
-		panic(h.mon.report(m.pol, h.key, broke))
+		contract.Fail(h.mon.report(m.pol, h.key, broke))
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/rivus/collab/internal/contract"
 	"github.com/rivus/collab/lease/store"
 	"github.com/rivus/collab/platform"
 	"github.com/rivus/collab/policy"
@@ -108,7 +109,7 @@ func (m *Manager) monitoredSave(ctx context.Context, batch []renewal) ([]store.R
 	for i, r := range batch {
 		w, rev, err := r.write, revs[i], errs[i]
 		if broke := storeAnswerBroke(w, floors[i], rev, err); broke != "" {
-			panic(r.h.mon.report(m.pol, r.h.key, broke))
+			contract.Fail(r.h.mon.report(m.pol, r.h.key, broke))
 		}
 		if err == nil {
 			storeSeen(m.cfg.Repository, w.Key, rev)
