@@ -75,6 +75,9 @@ func unlock(t *task, out policy.Outputs, h held) error {
 	var err error
 	if h != nil {
 		err = h.release()
+		if monitoring {
+			turns.released(t)
+		}
 	}
 	if out.Has(outPassTurn) {
 		turns.finishRelease(t)
@@ -259,6 +262,9 @@ func (a *acquisition) attempt(t *task) policy.Outputs {
 		h   held
 		err error
 	)
+	if monitoring {
+		turns.attempting(t)
+	}
 	if a.attempts == 0 {
 		for range firstTries {
 			if h, err = a.b.attempt(ctx, a.self, firstBusyTimeout); !isBusy(err) {
@@ -269,6 +275,9 @@ func (a *acquisition) attempt(t *task) policy.Outputs {
 		h, err = a.b.attempt(ctx, a.self, 0)
 	}
 	a.attempts++
+	if monitoring {
+		turns.attempted(t, err == nil) // before the step may pass the turn on
+	}
 	var busy *busyError
 	switch {
 	case err == nil:

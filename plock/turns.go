@@ -23,6 +23,7 @@ type registry struct {
 	// changed is closed and replaced after every step, so that tests can
 	// wait for a task to reach the queue without polling.
 	changed chan struct{}
+	mon     turnMonitor // the contract monitor's notes (monitored builds)
 }
 
 // turnKey names a lock within this process: who opens it (the platform's
