@@ -141,6 +141,22 @@ func TestModels(t *testing.T) {
 			op(0, "l", Unlock, none, ok, 20, 30),
 			op(1, "l", Lock, none, refused, 40, 50),
 		), Violation},
+		{"lock: both refused while taking it at once (the lock is busy while taken)", hist(
+			op(0, "k", Lock, none, refused, 0, 40),
+			op(1, "k", Lock, none, refused, 10, 50),
+		), Linearizable},
+		{"lock: refused during a contender's attempt of unknown outcome", hist(
+			op(0, "k", Lock, none, refused, 10, 20),
+			open(1, "k", Lock, none, 0),
+		), Linearizable},
+		{"lock: refused after a contender's attempt ended", hist(
+			op(1, "k", Lock, none, refused, 0, 10),
+			op(0, "k", Lock, none, refused, 20, 30),
+		), Violation},
+		{"lock: refused during another task's attempt in its own process", hist(
+			op(0, "k", Lock, none, refused, 0, 40),
+			op(0, "k", Lock, none, refused, 10, 30),
+		), Linearizable},
 		{"lock: unlock by a process that does not hold it", hist(
 			op(0, "l", Lock, none, ok, 0, 10),
 			op(1, "l", Unlock, none, ok, 20, 30),

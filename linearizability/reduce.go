@@ -69,10 +69,23 @@ type input struct {
 //     and so every one that returned before its own. Where k of them are
 //     pending, porcupine then tries k + 1 sets of them (the first j, for
 //     each j) instead of 2^k.
+//
+//   - A lock attempt refused while another attempt at the same lock was
+//     under way (of another process, or another task of its own) is
+//     dropped. The lock is busy while a contender
+//     takes it (SQLite's exclusive lock passes through shared and pending
+//     locks that refuse others, and a contender paused part-way holds
+//     them), which plock documents: its refusal says the lock was held or
+//     being taken, and a refusal changes nothing. A refusal that no
+//     concurrent attempt explains still needs a holder.
 func reduce(evs []*Event, clients map[int]int) []porcupine.Operation {
 	ops := make([]porcupine.Operation, 0, len(evs))
 	var acquires []int // into ops: the acquisitions of unknown outcome
+	contended := contendedRefusals(evs)
 	for _, e := range evs {
+		if contended[e] {
+			continue
+		}
 		ret := e.Return
 		if e.Uncertain() {
 			ret = math.MaxInt64
@@ -124,4 +137,48 @@ func movedPast(evs []*Event, t uint64) (int64, bool) {
 		}
 	}
 	return b, found
+}
+
+// contendedRefusals returns the refused lock attempts of evs during which
+// another lock attempt was under way (see reduce).
+func contendedRefusals(evs []*Event) map[*Event]bool {
+	var known, open []*Event // lock attempts of known and unknown outcome
+	var longest int64
+	for _, e := range evs {
+		switch {
+		case e.Kind != Lock:
+		case e.Uncertain():
+			open = append(open, e)
+		default:
+			known = append(known, e)
+			longest = max(longest, e.Return-e.Call)
+		}
+	}
+	slices.SortFunc(known, func(a, b *Event) int { return cmp.Compare(a.Call, b.Call) })
+	var out map[*Event]bool
+	for _, e := range known {
+		if e.Output.Status != Refused {
+			continue
+		}
+		during := func(d *Event, ret int64) bool {
+			return d != e && d.Call < e.Return && ret > e.Call
+		}
+		hit := slices.ContainsFunc(open, func(d *Event) bool { return during(d, math.MaxInt64) })
+		// Only attempts called within the longest duration before e can
+		// still be under way at its call.
+		from, _ := slices.BinarySearchFunc(known, e.Call-longest, func(d *Event, t int64) int { return cmp.Compare(d.Call, t) })
+		for _, d := range known[from:] {
+			if hit || d.Call >= e.Return {
+				break
+			}
+			hit = during(d, d.Return)
+		}
+		if hit {
+			if out == nil {
+				out = map[*Event]bool{}
+			}
+			out[e] = true
+		}
+	}
+	return out
 }

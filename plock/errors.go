@@ -14,6 +14,13 @@ var ErrHeld = errors.New("plock: held")
 // HeldError reports that the lock is held: by another process, or, in
 // this process, by another task (or one attempting it) when the call did
 // not wait. It matches ErrHeld.
+//
+// The lock is also busy while another process is part-way through taking
+// it (SQLite's exclusive lock passes through shared and pending locks; a
+// process paused there keeps them), so a call that does not wait may get
+// a HeldError whose contender then fails, or gives up, and nobody holds
+// the lock after all. A HeldError therefore says "held, or being taken";
+// a caller that must not miss a free lock waits (Options.Wait).
 type HeldError struct {
 	Path string
 	// Holder is the holder's identity, or nil when unknown (a SQLite
