@@ -298,6 +298,9 @@ func writeBehind(t *testing.T, repo store.Repository, key string, s store.Snapsh
 	if err != nil {
 		t.Fatalf("Save behind the manager's back: %v", err)
 	}
+	// This process saw the write: a later save over an older revision
+	// that succeeds breaks the store's contract, which the monitor checks.
+	lease.StoreSeen(repo, key, rev)
 	return rev
 }
 

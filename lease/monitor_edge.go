@@ -31,7 +31,8 @@ import (
 //  4. FenceTaken fires only while the handle holds the repository's fence;
 //  5. the repository keeps its own contract (the store package's doc):
 //     a save over a revision older than one this process already saw
-//     never succeeds, and a success returns a newer revision.
+//     never succeeds, nor do two saves over one revision, and a success
+//     returns a newer revision.
 //
 // The edge functions below make every repository call of the drivers, and
 // note each answer, in monitored builds only.
@@ -108,13 +109,14 @@ func (m *Manager) monitoredSave(ctx context.Context, batch []renewal) ([]store.R
 	defer m.mu.Unlock()
 	for i, r := range batch {
 		w, rev, err := r.write, revs[i], errs[i]
-		if broke := storeAnswerBroke(w, floors[i], rev, err); broke != "" {
-			contract.Fail(r.h.mon.report(m.pol, r.h.key, broke))
-		}
-		if err == nil {
-			storeSeen(m.cfg.Repository, w.Key, rev)
+		broke := storeAnswerBroke(w, floors[i], rev, err)
+		if err == nil && storeSavedOver(m.cfg.Repository, w.Key, w.Expected, rev) && broke == "" {
+			broke = fmt.Sprintf("the repository let a second save over revision %d succeed: its compare-and-swap lost an update", w.Expected)
 		} else if ce, ok := errors.AsType[*store.RevisionConflictError](err); ok {
 			storeSeen(m.cfg.Repository, w.Key, ce.Actual)
+		}
+		if broke != "" {
+			contract.Fail(r.h.mon.report(m.pol, r.h.key, broke))
 		}
 		r.h.mon.answered = monitoredCall{answer: answerOf(err, answerSaved), rev: rev, start: start, end: end}
 	}

@@ -16,7 +16,18 @@ import (
 // comparable (a struct value holding a map, say) is not watched.
 var storeFloors struct {
 	sync.Mutex
-	m map[storeKey]store.Revision
+	m map[storeKey]*storeSeenKey
+}
+
+// storeSeenKey is what this process saw of one key of one repository.
+type storeSeenKey struct {
+	floor store.Revision // the newest revision seen
+	// overs are the expected revisions of the last successful saves: a
+	// revision is written over once, as revisions only grow, so a second
+	// success over one (even of two saves under way together) is a lost
+	// update.
+	overs [4]store.Revision
+	n     int // successful saves noted
 }
 
 const storeFloorsMax = 1024
@@ -33,11 +44,34 @@ func storeFloor(repo store.Repository, key string) store.Revision {
 	}
 	storeFloors.Lock()
 	defer storeFloors.Unlock()
-	return storeFloors.m[storeKey{repo, key}]
+	if s := storeFloors.m[storeKey{repo, key}]; s != nil {
+		return s.floor
+	}
+	return 0
 }
 
 // storeSeen notes that rev of key was seen in repo.
 func storeSeen(repo store.Repository, key string, rev store.Revision) {
+	storeNote(repo, key, func(s *storeSeenKey) { s.floor = max(s.floor, rev) })
+}
+
+// storeSavedOver notes a successful save of key over expected that
+// returned rev, and reports whether another success over expected was
+// seen before it.
+func storeSavedOver(repo store.Repository, key string, expected, rev store.Revision) (again bool) {
+	storeNote(repo, key, func(s *storeSeenKey) {
+		for _, o := range s.overs[:min(s.n, len(s.overs))] {
+			again = again || o == expected
+		}
+		s.overs[s.n%len(s.overs)] = expected
+		s.n++
+		s.floor = max(s.floor, rev)
+	})
+	return again
+}
+
+// storeNote runs note on what this process saw of key in repo.
+func storeNote(repo store.Repository, key string, note func(*storeSeenKey)) {
 	if !reflect.ValueOf(repo).Comparable() {
 		return
 	}
@@ -45,13 +79,18 @@ func storeSeen(repo store.Repository, key string, rev store.Revision) {
 	defer storeFloors.Unlock()
 	k := storeKey{repo, key}
 	if storeFloors.m == nil {
-		storeFloors.m = map[storeKey]store.Revision{}
+		storeFloors.m = map[storeKey]*storeSeenKey{}
 	}
-	if _, ok := storeFloors.m[k]; !ok && len(storeFloors.m) >= storeFloorsMax {
-		for drop := range storeFloors.m {
-			delete(storeFloors.m, drop)
-			break
+	s := storeFloors.m[k]
+	if s == nil {
+		if len(storeFloors.m) >= storeFloorsMax {
+			for drop := range storeFloors.m {
+				delete(storeFloors.m, drop)
+				break
+			}
 		}
+		s = &storeSeenKey{}
+		storeFloors.m[k] = s
 	}
-	storeFloors.m[k] = max(storeFloors.m[k], rev)
+	note(s)
 }

@@ -277,3 +277,39 @@ func TestAcquireRace(t *testing.T) {
 		}
 	})
 }
+
+// TestTakeoverInOneProcess: two managers of one process share a store. The
+// first one's renewal stalls until its lease has passed its deadline and
+// the second has taken the silent lease over; the stalled renewal then
+// lands over the first one's revision, and must meet a conflict, though
+// the record names this same process as holder: the successor's record
+// stays, and only its handle may run fenced work.
+func TestTakeoverInOneProcess(t *testing.T) {
+	forKinds(t, func(t *testing.T, f *platformtest.Fake, repo store.Repository) {
+		slow := newFaultRepo(repo, f.Clock) // stalls only the renewal below
+		first, _ := newManager(t, f.Platform, slow)
+		second, _ := newManager(t, f.Platform, slow)
+		old := mustAcquire(t, first, "k")
+		entered, proceed := make(chan struct{}), make(chan struct{})
+		slow.during(func() { close(entered); <-proceed })
+		step(t, f.Clock, 2, hb)
+		receive(t, entered, "the renewal")
+		if _, err := second.Acquire(t.Context(), "k"); !errors.Is(err, lease.ErrHeld) {
+			t.Fatalf("Acquire of a live holder's lease = %v, want ErrHeld", err)
+		}
+		advance(f.Clock, ttl)
+		wantLost(t, old)
+		h := mustAcquire(t, second, "k")
+		close(proceed)
+		if err := old.Close(); err != nil { // waits for the renewal's answer
+			t.Fatalf("closing the lost handle: %v", err)
+		}
+		if s := mustLoad(t, repo, "k").Snapshot; s.Generation != h.Token() || s.Released {
+			t.Fatalf("the stalled renewal replaced the successor's record: %+v, want generation %d held", s, h.Token())
+		}
+		var got lease.Token
+		if err := h.RunFenced(t.Context(), func(_ context.Context, tok lease.Token) error { got = tok; return nil }); err != nil || got != h.Token() {
+			t.Fatalf("the successor's RunFenced = %v with token %d, want nil with %d", err, got, h.Token())
+		}
+	})
+}
