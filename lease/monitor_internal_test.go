@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/rivus/collab/fsm"
+	"github.com/rivus/collab/lease/store"
+	"github.com/rivus/collab/platform"
 	"github.com/rivus/collab/policy"
 )
 
@@ -134,4 +136,81 @@ func BenchmarkMonitor(b *testing.B) {
 	b.ReportMetric(float64(bare.Nanoseconds())/steps, "step-ns")
 	b.ReportMetric(float64(checked.Nanoseconds())/steps, "monitored-step-ns")
 	b.ReportMetric(float64(checked-bare)/steps, "monitor-ns/step")
+}
+
+// TestMonitorEdgeNamesEachBrokenDuty plants each broken duty of the
+// repository edge (monitor_edge.go) in a handle's notes and checks that
+// the monitor names it.
+func TestMonitorEdgeNamesEachBrokenDuty(t *testing.T) {
+	m, err := NewManager(Config{TTL: 4 * time.Second, Heartbeat: time.Second, Repository: NewMemoryRepository()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	other := store.Snapshot{Generation: 2, Holder: platform.Identity{Host: "h", PID: 7}, TTL: time.Second}
+	fired := func(out policy.Outputs) policy.Result { return policy.Result{Verdict: policy.Fired, Outputs: out} }
+	for _, tt := range []struct {
+		name  string
+		h     Lease
+		t     policy.TriggerID
+		facts policy.Facts
+		r     policy.Result
+		want  string
+	}{
+		{"a conflict fired as a failure", Lease{mon: leaseMonitor{answered: monitoredCall{answer: answerConflict}}},
+			trRepoFailed, 0, fired(outScheduleRetry), "RepoFailed fired, but the repository answered a revision conflict"},
+		{"a failure fired as saved", Lease{mon: leaseMonitor{answered: monitoredCall{answer: answerFailed}}},
+			trSaved, 0, fired(0), "Saved fired, but the repository answered a failure"},
+		{"a deadline from the write's end", Lease{writeStart: 9, rev: 3, mon: leaseMonitor{returned: true,
+			answered: monitoredCall{answer: answerSaved, rev: 3, start: 5, end: 9}}},
+			trSaved, 0, fired(outArmDeadline), "the deadline counts from 9ns with revision 3, after the start 5ns"},
+		{"fenced work without the fence", Lease{mon: leaseMonitor{returned: true}},
+			trFenceTaken, factRecordOurs, fired(outRunFenced), "FenceTaken fired while the handle holds no fence"},
+		{"ours by holder", Lease{token: 1, mon: leaseMonitor{returned: true, fences: 1,
+			fenceRead: monitoredCall{answer: answerLoaded, ok: true, rec: store.Record{Revision: 4, Snapshot: other}}}},
+			trFenceTaken, factRecordOurs, fired(outRunFenced), "recordOurs is true for generation 2"},
+		{"a live holder judged dead", Lease{mon: leaseMonitor{answered: monitoredCall{answer: answerLoaded, ok: true,
+			rec: store.Record{Revision: 4, Snapshot: other}}}},
+			trLoaded, factHolderDead, fired(outClaim), "holderDead given for holder"},
+		{"silence before the TTL", Lease{key: "k", mon: leaseMonitor{answered: monitoredCall{answer: answerLoaded, ok: true,
+			rec: store.Record{Revision: 4, Snapshot: other}}}},
+			trLoaded, factTTLElapsed, fired(outClaim), "ttlElapsed given"},
+	} {
+		h := tt.h
+		h.m = m
+		h.mon.answered.end = m.now() // a read that just returned
+		m.mu.Lock()
+		broke := m.checkEdgeLocked(&h, tt.t, tt.facts, tt.r)
+		m.mu.Unlock()
+		if !strings.Contains(broke, tt.want) {
+			t.Errorf("%s: broken duty %q, want %q", tt.name, broke, tt.want)
+		}
+	}
+}
+
+// TestStoreMonitor: the store check catches a stale save and a second
+// save over one revision, and passes saves that follow each other.
+func TestStoreMonitor(t *testing.T) {
+	repo := NewMemoryRepository()
+	w := store.Write{Key: "k", Expected: 1}
+	if broke := storeAnswerBroke(w, 2, 3, nil); !strings.Contains(broke, "after revision 2 of the key had been seen") {
+		t.Errorf("a stale save passed: %q", broke)
+	}
+	if broke := storeAnswerBroke(w, 1, 1, nil); !strings.Contains(broke, "not a newer one") {
+		t.Errorf("a save that returned its own revision passed: %q", broke)
+	}
+	if broke := storeAnswerBroke(w, 5, 0, ErrLost); broke != "" {
+		t.Errorf("a failed save broke %q", broke)
+	}
+	for rev := store.Revision(0); rev < 8; rev++ {
+		if storeSavedOver(repo, "k", rev, rev+1) {
+			t.Fatalf("the save over revision %d, the first over it, was taken for a second", rev)
+		}
+	}
+	if !storeSavedOver(repo, "k", 7, 9) {
+		t.Error("a second save over revision 7 passed")
+	}
+	if got := storeFloor(repo, "k"); got != 9 {
+		t.Errorf("floor %d, want 9", got)
+	}
 }

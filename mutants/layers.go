@@ -127,6 +127,9 @@ func runMutant(ctx context.Context, cfg *config, s *scratch, m mutant, apply boo
 		}
 		r.layers[l] = lr
 		say("%-14s %-16s %-7s %s", l, lr.status, roundTook(lr.took), lr.detail)
+		if cfg.first && apply && lr.status == caught {
+			break
+		}
 	}
 	return r
 }

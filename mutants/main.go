@@ -44,6 +44,7 @@ type config struct {
 	stores   []string      // the campaign's stores
 	monitor  string        // the monitor command, run with sh -c; "" is none
 	baseline bool          // run the layers on the unmutated copy first
+	first    bool          // stop a mutant's layers at the first catch
 	report   string        // where the report goes; "" is nowhere
 	pgURL    string        // COLLAB_TEST_POSTGRES_URL
 	limits   map[layer]time.Duration
@@ -111,6 +112,7 @@ func parseFlags(args []string, stdout, stderr io.Writer) (*config, error) {
 	checkLimit := fs.Duration("check-timeout", 10*time.Minute, "time bound of the model checker")
 	unitLimit := fs.Duration("test-timeout", 2*time.Minute, "go test -timeout of the unit tests (a hanging mutant fails there)")
 	monitorLimit := fs.Duration("monitor-timeout", 5*time.Minute, "time bound of the monitor")
+	first := fs.Bool("first", false, "stop a mutant's layers at the first that catches it (the baseline runs them all)")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
@@ -122,7 +124,7 @@ func parseFlags(args []string, stdout, stderr io.Writer) (*config, error) {
 		return nil, err
 	}
 	cfg := &config{root: root, only: splitList(*only), layers: map[layer]bool{}, duration: *duration,
-		stores: splitList(*stores), monitor: *monitorCmd, baseline: *baseline, pgURL: os.Getenv("COLLAB_TEST_POSTGRES_URL"),
+		stores: splitList(*stores), monitor: *monitorCmd, baseline: *baseline, first: *first, pgURL: os.Getenv("COLLAB_TEST_POSTGRES_URL"),
 		limits: map[layer]time.Duration{check: *checkLimit, unit: *unitLimit, monitor: *monitorLimit}, out: stdout}
 	for _, name := range splitList(*layers) {
 		l, ok := layerNamed(name)
