@@ -142,7 +142,8 @@ func opsOf(parts []partition) [][]porcupine.Operation {
 }
 
 // partitions splits events by object, in key order. A crash with no key
-// joins every lock's history (it frees whichever lock its process held);
+// joins every lock's and fence's history (it frees whichever its process
+// held);
 // crashes change no lease, and join none. Each object's events are then
 // made porcupine operations by reduce.
 func partitions(evs []Event) []partition {
@@ -166,7 +167,7 @@ func partitions(evs []Event) []partition {
 		parts[j].evs = append(parts[j].evs, e)
 	}
 	for j := range parts {
-		if parts[j].id.Object == lockObject.String() {
+		if o := parts[j].id.Object; o == lockObject.String() || o == fenceObject.String() {
 			parts[j].evs = append(parts[j].evs, crashes...)
 		}
 		parts[j].ops = reduce(parts[j].evs, clients)

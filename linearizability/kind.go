@@ -4,7 +4,9 @@ import "fmt"
 
 // Kind is the operation an Event records. The lease object of a key takes
 // Acquire, Release, Write and Read; the lock object of a key takes Lock
-// and Unlock; Crash is the end of a process, recorded by whoever killed it.
+// and Unlock; the fence object of a key takes Enter and Leave, the edges
+// of a fenced section (recorded inside it, with Recorder.Instant); Crash
+// is the end of a process, recorded by whoever killed it.
 type Kind uint8
 
 // The operation kinds. Their JSON names are the lower-case words of
@@ -17,6 +19,8 @@ const (
 	Lock                    // take the process lock
 	Unlock                  // give the process lock back
 	Crash                   // Process ended without unlocking (killed)
+	Enter                   // a fenced section of the lease starts
+	Leave                   // the fenced section ends
 )
 
 var kindNames = [...]string{
@@ -27,6 +31,8 @@ var kindNames = [...]string{
 	Lock:    "lock",
 	Unlock:  "unlock",
 	Crash:   "crash",
+	Enter:   "enter",
+	Leave:   "leave",
 }
 
 // String returns the kind's JSON name.
@@ -37,10 +43,14 @@ func (k Kind) String() string {
 	return fmt.Sprintf("Kind(%d)", uint8(k))
 }
 
-// object reports which model a kind belongs to: lease or lock. Crash
-// belongs to the lock, the only object a process's death changes.
+// object reports which model a kind belongs to: lease, lock or fence. A
+// crash with a key belongs to that key's lock; one without joins every
+// lock and fence (see partitions): a process's death frees both.
 func (k Kind) object() object {
-	if k >= Lock {
+	switch {
+	case k == Enter || k == Leave:
+		return fenceObject
+	case k >= Lock:
 		return lockObject
 	}
 	return leaseObject

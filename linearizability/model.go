@@ -13,13 +13,11 @@ type object uint8
 const (
 	leaseObject object = iota
 	lockObject
+	fenceObject // a key's fenced sections: a lock the fence holds
 )
 
 func (o object) String() string {
-	if o == lockObject {
-		return "lock"
-	}
-	return "lease"
+	return [...]string{leaseObject: "lease", lockObject: "lock", fenceObject: "fence"}[o]
 }
 
 // state is one object's state: for a lease, the record's generation,
@@ -83,7 +81,9 @@ func stepRanked(s state, in *input) (bool, state) {
 // taken over once its holder is dead or silent, which the model cannot
 // see); a release or a fenced write needs the record to hold the token
 // and not be released; a lock needs the lock free, an unlock needs its
-// process to hold it; a crash frees the lock its process held.
+// process to hold it; a crash frees the lock its process held. A fenced
+// section is the same lock, of the fence: Enter needs no other section
+// under way, Leave its own.
 func applies(s state, op *Event) (bool, state) {
 	switch op.Kind {
 	case Acquire:
@@ -101,12 +101,12 @@ func applies(s state, op *Event) (bool, state) {
 		}
 	case Read:
 		return true, s
-	case Lock:
+	case Lock, Enter:
 		if s.holder == 0 {
 			s.holder = op.Process + 1
 			return true, s
 		}
-	case Unlock:
+	case Unlock, Leave:
 		if s.holder == op.Process+1 {
 			s.holder = 0
 			return true, s
@@ -132,6 +132,8 @@ func refusable(s state, op *Event) bool {
 		return !(s.held && s.gen == op.Input.Token)
 	case Lock:
 		return s.holder != 0
+	case Enter, Leave:
+		return false // recorded only as done
 	default:
 		return true
 	}

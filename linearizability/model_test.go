@@ -157,6 +157,32 @@ func TestModels(t *testing.T) {
 			op(0, "k", Lock, none, refused, 0, 40),
 			op(0, "k", Lock, none, refused, 10, 30),
 		), Linearizable},
+		{"fence: sections in turn", hist(
+			op(0, "k", Enter, none, ok, 0, 1),
+			op(0, "k", Leave, none, ok, 10, 11),
+			op(1, "k", Enter, none, ok, 20, 21),
+			op(1, "k", Leave, none, ok, 30, 31),
+		), Linearizable},
+		{"fence: two sections overlap", hist(
+			op(0, "k", Enter, none, ok, 0, 1),
+			op(1, "k", Enter, none, ok, 10, 11),
+			op(0, "k", Leave, none, ok, 20, 21),
+			op(1, "k", Leave, none, ok, 30, 31),
+		), Violation},
+		{"fence: a crash ends its process's section", hist(
+			op(0, "k", Enter, none, ok, 0, 1),
+			Event{Process: 0, Kind: Crash, Output: ok, Call: 10, Return: 20},
+			op(1, "k", Enter, none, ok, 30, 31),
+		), Linearizable},
+		{"fence: a section entered during the crash of the one under way", hist(
+			op(0, "k", Enter, none, ok, 0, 1),
+			Event{Process: 0, Kind: Crash, Output: ok, Call: 10, Return: 40},
+			op(1, "k", Enter, none, ok, 20, 21),
+		), Linearizable},
+		{"fence and lock of one key are two objects", hist(
+			op(0, "k", Enter, none, ok, 0, 1),
+			op(1, "k", Lock, none, ok, 10, 20),
+		), Linearizable},
 		{"lock: unlock by a process that does not hold it", hist(
 			op(0, "l", Lock, none, ok, 0, 10),
 			op(1, "l", Unlock, none, ok, 20, 30),

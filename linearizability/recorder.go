@@ -78,6 +78,20 @@ func (r *Recorder) Begin(key string, kind Kind, in Input) (*Pending, error) {
 	return &Pending{r: r, id: r.next}, nil
 }
 
+// Instant records an operation of kind on key that took effect between
+// two readings of the clock with nothing between them: its call and its
+// return, with out, in one Write, so that a kill leaves both lines or
+// neither. Enter and Leave are recorded so, inside the fenced section.
+func (r *Recorder) Instant(key string, kind Kind, in Input, out Output) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.next++
+	at := int64(r.clock.Monotonic())
+	call := line{Ev: evCall, P: r.process, ID: r.next, At: at, Key: key, Kind: kind, In: &in}
+	ret := line{Ev: evRet, P: r.process, ID: r.next, At: at + 1, Out: &out}
+	return r.writeLocked(call, ret)
+}
+
 // BeginCrash records the start of killing process victim: call it
 // before sending the signal, and End the crash (with Output{Status: OK})
 // once the victim is known to be dead (reaped). The crash frees the lock
@@ -109,16 +123,19 @@ func (p *Pending) End(out Output) error {
 	return err
 }
 
-// writeLocked encodes l and writes it in one Write.
-func (r *Recorder) writeLocked(l line) error {
+// writeLocked encodes ls, one line each, and writes them in one Write.
+func (r *Recorder) writeLocked(ls ...line) error {
 	if r.err != nil {
 		return r.err
 	}
-	b, err := json.Marshal(l)
-	if err != nil {
-		return &RecordError{Process: r.process, Err: err}
+	var b []byte
+	for _, l := range ls {
+		j, err := json.Marshal(l)
+		if err != nil {
+			return &RecordError{Process: r.process, Err: err}
+		}
+		b = append(append(b, j...), '\n')
 	}
-	b = append(b, '\n')
 	if _, err := r.w.Write(b); err != nil {
 		r.err = &RecordError{Process: r.process, Err: err}
 		return r.err

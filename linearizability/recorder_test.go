@@ -90,6 +90,36 @@ func TestRecorderEndOnce(t *testing.T) {
 	}
 }
 
+// TestRecorderInstant: an instant operation is one Write of its call and
+// return, read back as one done operation that returns after its call.
+func TestRecorderInstant(t *testing.T) {
+	w := &countingWriter{}
+	r := NewRecorder(w, 1, platform.RealClock())
+	if err := r.Instant("k", Enter, none, ok); err != nil {
+		t.Fatal(err)
+	}
+	if w.writes != 1 {
+		t.Fatalf("%d writes, want 1", w.writes)
+	}
+	h, err := ReadHistory(&w.buf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(h.Events) != 1 || h.Events[0].Kind != Enter || h.Events[0].Open || h.Events[0].Return <= h.Events[0].Call {
+		t.Fatalf("events %+v, want one done Enter", h.Events)
+	}
+}
+
+type countingWriter struct {
+	buf    bytes.Buffer
+	writes int
+}
+
+func (c *countingWriter) Write(p []byte) (int, error) {
+	c.writes++
+	return c.buf.Write(p)
+}
+
 type failingWriter struct{ n int }
 
 func (f *failingWriter) Write(p []byte) (int, error) {

@@ -93,6 +93,14 @@ func (w *worker) writeOp(key string, l *lease.Lease) error {
 		ran := false
 		err := l.RunFenced(ctx, func(ctx context.Context, _ lease.Token) error {
 			ran = true
+			leave, err := w.section(key)
+			if err != nil {
+				return err
+			}
+			defer leave()
+			// A section long enough for pauses to land in it: the
+			// fence must keep a successor out until it ends.
+			w.nap()
 			if ctx.Err() != nil {
 				return errNotWritten
 			}
@@ -104,6 +112,17 @@ func (w *worker) writeOp(key string, l *lease.Lease) error {
 		}
 		return out
 	})
+}
+
+// section records entering key's fence, and returns the function that
+// records leaving it: both inside the fenced section, so that the
+// recorded section lies within the real one and two recorded sections of
+// one key overlap only if the fence let two holders in.
+func (w *worker) section(key string) (leave func(), err error) {
+	if err := w.rec.Instant(key, lz.Enter, lz.Input{}, outOK); err != nil {
+		return nil, err
+	}
+	return func() { _ = w.rec.Instant(key, lz.Leave, lz.Input{}, outOK) }, nil
 }
 
 // writeOutput classifies a fenced write: refused only when the work
@@ -129,6 +148,11 @@ func (w *worker) readOp(key string) error {
 			return outUnknown
 		}
 		defer unlock()
+		leave, err := w.section(key)
+		if err != nil {
+			return outUnknown
+		}
+		defer leave()
 		v, err := w.res.read(ctx, key)
 		if err != nil {
 			return outUnknown

@@ -62,7 +62,7 @@ func (r *Result) Print(w io.Writer) {
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintf(tw, "operation\t%s\ttotal\t\n", strings.Join(outcomes, "\t"))
-	for k := lz.Acquire; k <= lz.Crash; k++ {
+	for k := lz.Acquire; k <= lz.Leave; k++ {
 		row, total := []string{k.String()}, 0
 		for _, o := range outcomes {
 			row = append(row, fmt.Sprint(r.Counts[k][o]))
