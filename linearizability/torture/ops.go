@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/rivus/collab/lease"
@@ -49,8 +51,48 @@ func (w *worker) record(key string, k lz.Kind, in lz.Input, do func(ctx context.
 }
 
 // leaseRound acquires key's lease; holding it, makes one to three
-// fenced writes, maybe a read, and closes it. Refused, it reads.
+// fenced writes, maybe a read, and closes it. Refused, it reads. Now and
+// then it holds a second key's lease at once, so that the manager renews
+// several handles together and bugs between handles of one process meet
+// the checks; its writes then go to either lease.
 func (w *worker) leaseRound(key string) error {
+	l, err := w.acquireOp(key)
+	if err != nil || l == nil {
+		return errors.Join(err, w.readOp(key))
+	}
+	held := []*lease.Lease{l}
+	if w.a.Keys > 1 && w.rng.IntN(3) == 0 {
+		other := fmt.Sprintf("k%d", (keyIndex(key)+1+w.rng.IntN(w.a.Keys-1))%w.a.Keys)
+		l2, err := w.acquireOp(other)
+		if err != nil {
+			return err
+		}
+		if l2 != nil {
+			held = append(held, l2)
+		}
+	}
+	for range 1 + w.rng.IntN(3*len(held)) {
+		w.nap()
+		h := held[w.rng.IntN(len(held))]
+		if err := w.writeOp(h.Key(), h); err != nil {
+			return err
+		}
+	}
+	if w.rng.IntN(2) == 0 {
+		if err := w.readOp(key); err != nil {
+			return err
+		}
+	}
+	for _, h := range held {
+		if err := w.releaseOp(h); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// acquireOp acquires key's lease: nil, with no error, when it is held.
+func (w *worker) acquireOp(key string) (*lease.Lease, error) {
 	var l *lease.Lease
 	err := w.record(key, lz.Acquire, lz.Input{}, func(ctx context.Context) lz.Output {
 		var err error
@@ -63,26 +105,23 @@ func (w *worker) leaseRound(key string) error {
 		}
 		return outUnknown
 	})
-	if err != nil || l == nil {
-		return errors.Join(err, w.readOp(key))
-	}
-	for range 1 + w.rng.IntN(3) {
-		w.nap()
-		if err := w.writeOp(key, l); err != nil {
-			return err
-		}
-	}
-	if w.rng.IntN(2) == 0 {
-		if err := w.readOp(key); err != nil {
-			return err
-		}
-	}
-	return w.record(key, lz.Release, lz.Input{Token: uint64(l.Token())}, func(context.Context) lz.Output {
+	return l, err
+}
+
+// releaseOp closes l.
+func (w *worker) releaseOp(l *lease.Lease) error {
+	return w.record(l.Key(), lz.Release, lz.Input{Token: uint64(l.Token())}, func(context.Context) lz.Output {
 		if l.Close() != nil {
 			return outUnknown
 		}
 		return outDone // Close says nothing of whether its tombstone was written
 	})
+}
+
+// keyIndex is the number of a key named k<i>.
+func keyIndex(key string) int {
+	i, _ := strconv.Atoi(strings.TrimPrefix(key, "k"))
+	return i
 }
 
 // writeOp makes one fenced write of a new value with l's token.
