@@ -151,41 +151,49 @@ func TestMonitorEdgeNamesEachBrokenDuty(t *testing.T) {
 	fired := func(out policy.Outputs) policy.Result { return policy.Result{Verdict: policy.Fired, Outputs: out} }
 	for _, tt := range []struct {
 		name  string
-		h     Lease
+		h     handleNotes
 		t     policy.TriggerID
 		facts policy.Facts
 		r     policy.Result
 		want  string
 	}{
-		{"a conflict fired as a failure", Lease{mon: leaseMonitor{answered: monitoredCall{answer: answerConflict}}},
+		{"a conflict fired as a failure", handleNotes{mon: leaseMonitor{answered: monitoredCall{answer: answerConflict}}},
 			trRepoFailed, 0, fired(outScheduleRetry), "RepoFailed fired, but the repository answered a revision conflict"},
-		{"a failure fired as saved", Lease{mon: leaseMonitor{answered: monitoredCall{answer: answerFailed}}},
+		{"a failure fired as saved", handleNotes{mon: leaseMonitor{answered: monitoredCall{answer: answerFailed}}},
 			trSaved, 0, fired(0), "Saved fired, but the repository answered a failure"},
-		{"a deadline from the write's end", Lease{writeStart: 9, rev: 3, mon: leaseMonitor{returned: true,
+		{"a deadline from the write's end", handleNotes{writeStart: 9, rev: 3, mon: leaseMonitor{returned: true,
 			answered: monitoredCall{answer: answerSaved, rev: 3, start: 5, end: 9}}},
 			trSaved, 0, fired(outArmDeadline), "the deadline counts from 9ns with revision 3, after the start 5ns"},
-		{"fenced work without the fence", Lease{mon: leaseMonitor{returned: true}},
+		{"fenced work without the fence", handleNotes{mon: leaseMonitor{returned: true}},
 			trFenceTaken, factRecordOurs, fired(outRunFenced), "FenceTaken fired while the handle holds no fence"},
-		{"ours by holder", Lease{token: 1, mon: leaseMonitor{returned: true, fences: 1,
+		{"ours by holder", handleNotes{token: 1, mon: leaseMonitor{returned: true, fences: 1,
 			fenceRead: monitoredCall{answer: answerLoaded, ok: true, rec: store.Record{Revision: 4, Snapshot: other}}}},
 			trFenceTaken, factRecordOurs, fired(outRunFenced), "recordOurs is true for generation 2"},
-		{"a live holder judged dead", Lease{mon: leaseMonitor{answered: monitoredCall{answer: answerLoaded, ok: true,
+		{"a live holder judged dead", handleNotes{mon: leaseMonitor{answered: monitoredCall{answer: answerLoaded, ok: true,
 			rec: store.Record{Revision: 4, Snapshot: other}}}},
 			trLoaded, factHolderDead, fired(outClaim), "holderDead given for holder"},
-		{"silence before the TTL", Lease{key: "k", mon: leaseMonitor{answered: monitoredCall{answer: answerLoaded, ok: true,
+		{"silence before the TTL", handleNotes{key: "k", mon: leaseMonitor{answered: monitoredCall{answer: answerLoaded, ok: true,
 			rec: store.Record{Revision: 4, Snapshot: other}}}},
 			trLoaded, factTTLElapsed, fired(outClaim), "ttlElapsed given"},
 	} {
-		h := tt.h
-		h.m = m
+		h := &Lease{m: m, key: tt.h.key, token: tt.h.token, rev: tt.h.rev, writeStart: tt.h.writeStart, mon: tt.h.mon}
 		h.mon.answered.end = m.now() // a read that just returned
 		m.mu.Lock()
-		broke := m.checkEdgeLocked(&h, tt.t, tt.facts, tt.r)
+		broke := m.checkEdgeLocked(h, tt.t, tt.facts, tt.r)
 		m.mu.Unlock()
 		if !strings.Contains(broke, tt.want) {
 			t.Errorf("%s: broken duty %q, want %q", tt.name, broke, tt.want)
 		}
 	}
+}
+
+// handleNotes are the fields of a Lease the edge checks read.
+type handleNotes struct {
+	key        string
+	token      Token
+	rev        store.Revision
+	writeStart time.Duration
+	mon        leaseMonitor
 }
 
 // TestStoreMonitor: the store check catches a stale save and a second
