@@ -64,4 +64,10 @@
 //     for them.
 //  3. Close is called (or New's ctx cancelled) before the program drops
 //     the lanes, so that their goroutines end.
+//
+// Built with the tag collabmonitor, a contract monitor (monitor.go)
+// checks what the step cannot see: Activate runs only with its lane's
+// slot, one activation per key and no more than the slots in use at
+// once, each activation ends once, and each Wake gets exactly one
+// answer. Without the tag it costs nothing.
 package lanes

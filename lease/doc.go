@@ -99,4 +99,19 @@
 // entry exists only while the fence is held. It implements
 // store.BatchSaver, a batch being applied under the mutex at once, and
 // store.Lister.
+//
+// # Contract monitor
+//
+// Built with the tag collabmonitor (make test and the campaign's workers
+// are), every step of every handle is checked against the duties the
+// manager owes the lease policy and the lease world (monitor.go and
+// monitor_edge.go): the order of triggers, one repository call at a time,
+// each result fired as the repository answered it, facts true of the
+// record read (recordOurs by generation, holderDead only as the platform
+// judges, ttlElapsed on the monotonic clock since the first sighting of
+// the revision), deadlines counted from no later than the start of their
+// write, FenceTaken only under the fence, and the repository's own
+// compare-and-swap against every revision this process saw. A broken
+// duty ends the process with the handle's recent steps. Without the tag
+// the checks are constants the compiler drops: they cost nothing.
 package lease

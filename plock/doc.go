@@ -78,4 +78,9 @@
 // identity is unsupported: a SQLite lock is taken with an unknown holder,
 // and the lock file mode fails. Go cannot interrupt an attempt in flight:
 // a context that ends during an attempt takes effect once it is over.
+//
+// Built with the tag collabmonitor, a contract monitor (monitor.go)
+// checks that a task attempts the lock only while it owns its turn, and
+// that one task of this process holds a lock at a time. Without the tag
+// it costs nothing.
 package plock
