@@ -19,7 +19,7 @@ func TestTryLockExcludesOtherOpensUntilUnlock(t *testing.T) {
 	}
 	// Reading the file through another descriptor must not drop the lock,
 	// as closing any descriptor would with fcntl locks.
-	if _, err := fsys.ReadFile(name); err != nil {
+	if _, err := fsys.ReadFile(name, 64); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := fsys.TryLock(name); !errors.Is(err, ErrLocked) {

@@ -4,6 +4,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -12,8 +13,13 @@ import (
 // FS is the file system collab keeps locks and records in. Paths are
 // operating-system paths. Every file it opens is close-on-exec.
 type FS interface {
-	// ReadFile returns the contents of name.
-	ReadFile(name string) ([]byte, error)
+	// ReadFile returns the contents of name, which may be another user's:
+	// it reads at most limit bytes, of a regular file only, and never
+	// follows a symbolic link at name nor waits on a FIFO or a device.
+	// Such a file fails with a *fs.PathError wrapping ErrSymlink,
+	// ErrNotRegular or ErrTooLarge, having read nothing (or, for
+	// ErrTooLarge, limit + 1 bytes at most).
+	ReadFile(name string, limit int) ([]byte, error)
 	// CreateExclusive creates name holding data, or fails with an error
 	// matching fs.ErrExist. The data is written to a private temporary
 	// file first, then linked to name, so no reader ever sees name empty
@@ -49,7 +55,6 @@ type osFS struct{}
 // OSFS returns the file system of the running operating system.
 func OSFS() FS { return osFS{} }
 
-func (osFS) ReadFile(name string) ([]byte, error)         { return os.ReadFile(name) }
 func (osFS) Rename(oldname, newname string) error         { return os.Rename(oldname, newname) }
 func (osFS) Remove(name string) error                     { return os.Remove(name) }
 func (osFS) MkdirAll(name string, perm fs.FileMode) error { return os.MkdirAll(name, perm) }
@@ -75,6 +80,41 @@ func (osFS) WriteFileAtomic(name string, data []byte, perm fs.FileMode) error {
 		return errors.Join(err, os.Remove(tmp))
 	}
 	return syncDir(filepath.Dir(name))
+}
+
+// The kinds of file ReadFile refuses, each wrapped in a *fs.PathError
+// naming the file.
+var (
+	ErrSymlink    = errors.New("is a symbolic link, which is not followed")
+	ErrNotRegular = errors.New("is not a regular file")
+	ErrTooLarge   = errors.New("is larger than its format allows")
+)
+
+func (osFS) ReadFile(name string, limit int) ([]byte, error) {
+	f, err := openNoFollow(name)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	switch {
+	case err != nil:
+		return nil, err
+	case !st.Mode().IsRegular():
+		return nil, &fs.PathError{Op: "read", Path: name, Err: ErrNotRegular}
+	case st.Size() > int64(limit):
+		return nil, &fs.PathError{Op: "read", Path: name, Err: ErrTooLarge}
+	}
+	// The file may grow between Stat and the read: read one byte more
+	// than the limit to tell.
+	data, err := io.ReadAll(io.LimitReader(f, int64(limit)+1))
+	switch {
+	case err != nil:
+		return nil, err
+	case len(data) > limit:
+		return nil, &fs.PathError{Op: "read", Path: name, Err: ErrTooLarge}
+	}
+	return data, nil
 }
 
 // writeTemp writes data to a new file beside name, syncs it if durable,

@@ -214,7 +214,7 @@ func TestOSFSPlainOperations(t *testing.T) {
 	if err := fsys.Rename(filepath.Join(sub, "x"), filepath.Join(sub, "y")); err != nil {
 		t.Fatal(err)
 	}
-	if b, err := fsys.ReadFile(filepath.Join(sub, "y")); err != nil || string(b) != "x" {
+	if b, err := fsys.ReadFile(filepath.Join(sub, "y"), 64); err != nil || string(b) != "x" {
 		t.Fatalf("ReadFile after Rename = %q, %v; want x", b, err)
 	}
 	if info, err := fsys.Stat(filepath.Join(sub, "y")); err != nil || info.Size() != 1 {

@@ -33,9 +33,9 @@ type Identity struct {
 // 32-bit pid_t, and would truncate a larger one to another process's.
 const maxPID = 1<<31 - 1
 
-// maxIdentityJSON bounds what ParseIdentity reads, so that a garbage stamp
+// MaxIdentityJSON bounds what ParseIdentity reads, so that a garbage stamp
 // cannot make it allocate without limit.
-const maxIdentityJSON = 4096
+const MaxIdentityJSON = 4096
 
 // IdentityError reports a stored identity that cannot be used.
 type IdentityError struct {
@@ -62,8 +62,8 @@ func (e *IdentityError) Unwrap() error { return e.Err }
 // fails with an *IdentityError on anything but one valid identity object;
 // unknown fields are ignored so that newer writers stay readable.
 func ParseIdentity(data []byte) (Identity, error) {
-	if len(data) > maxIdentityJSON {
-		return Identity{}, &IdentityError{Reason: fmt.Sprintf("%d bytes, more than %d", len(data), maxIdentityJSON)}
+	if len(data) > MaxIdentityJSON {
+		return Identity{}, &IdentityError{Reason: fmt.Sprintf("%d bytes, more than %d", len(data), MaxIdentityJSON)}
 	}
 	if len(bytes.TrimSpace(data)) == 0 {
 		return Identity{}, &IdentityError{Reason: "empty"}

@@ -58,7 +58,7 @@ func TestParseIdentityAccepts(t *testing.T) {
 	}{
 		{"unknown fields", `{"host":"build-7","bootId":"3f2c7a1e-9d4b-4c8e-a6f0-5b1d2e7c9a40","pid":4242,"startTime":123456789,"pidNamespace":4026531836,"future":{"nested":[1,"x",null]},"version":3}`},
 		{"other order, spaces", " \n{ \"pidNamespace\" : 4026531836, \"startTime\":123456789, \"pid\":4242, \"bootId\":\"3f2c7a1e-9d4b-4c8e-a6f0-5b1d2e7c9a40\", \"host\":\"build-7\" }\n"},
-		{"at the size limit", padTo(`{"host":"build-7","bootId":"3f2c7a1e-9d4b-4c8e-a6f0-5b1d2e7c9a40","pid":4242,"startTime":123456789,"pidNamespace":4026531836}`, maxIdentityJSON)},
+		{"at the size limit", padTo(`{"host":"build-7","bootId":"3f2c7a1e-9d4b-4c8e-a6f0-5b1d2e7c9a40","pid":4242,"startTime":123456789,"pidNamespace":4026531836}`, MaxIdentityJSON)},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -109,7 +109,7 @@ func TestParseIdentityRejects(t *testing.T) {
 		{"bootId empty", `{"host":"h","bootId":"","pid":5,"startTime":9}`, "bootId", "missing"},
 		{"startTime missing", `{"host":"h","bootId":"b","pid":5}`, "startTime", "missing"},
 		{"startTime zero", `{"host":"h","bootId":"b","pid":5,"startTime":0}`, "startTime", "missing"},
-		{"too large", padTo(valid, maxIdentityJSON+1), "", "more than 4096"},
+		{"too large", padTo(valid, MaxIdentityJSON+1), "", "more than 4096"},
 		{"huge", `{"host":"` + strings.Repeat("h", 1<<20) + `","bootId":"b","pid":5,"startTime":9}`, "", "more than 4096"},
 	}
 	for _, tt := range tests {

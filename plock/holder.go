@@ -11,10 +11,10 @@ import (
 const holderSuffix = ".holder"
 
 // readHolder reads an identity stamp. Anything that is not a valid stamp
-// (missing, empty, garbage) yields nil: the stamp is for diagnostics, and
-// a bad one must not stop anyone.
+// (missing, empty, garbage, a link, a FIFO, too large) yields nil: the
+// stamp is for diagnostics, and a bad one must not stop anyone.
 func readHolder(fsys platform.FS, name string) *platform.Identity {
-	data, err := fsys.ReadFile(name)
+	data, err := fsys.ReadFile(name, platform.MaxIdentityJSON)
 	if err != nil {
 		return nil
 	}

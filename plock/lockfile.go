@@ -77,7 +77,7 @@ type lockState struct {
 // inspect reads and judges the lock file. A file it cannot parse is an
 // error naming the file, and is left alone.
 func (b *fileBackend) inspect() (lockState, error) {
-	data, err := b.p.FS.ReadFile(b.path)
+	data, err := b.p.FS.ReadFile(b.path, platform.MaxIdentityJSON)
 	if errors.Is(err, fs.ErrNotExist) {
 		return lockState{free: true}, nil
 	}
@@ -134,7 +134,7 @@ func (b *fileBackend) reclaim(judged []byte) error {
 		return fmt.Errorf("plock: lock %s%s: %w", b.path, reclaimSuffix, err)
 	}
 	defer guard.Unlock()
-	data, err := b.p.FS.ReadFile(b.path)
+	data, err := b.p.FS.ReadFile(b.path, platform.MaxIdentityJSON)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil // someone else reclaimed it already
 	}
@@ -150,7 +150,7 @@ func (b *fileBackend) reclaim(judged []byte) error {
 
 // release removes the lock file if it still holds this process's stamp.
 func (h *fileHeld) release() error {
-	data, err := h.b.p.FS.ReadFile(h.b.path)
+	data, err := h.b.p.FS.ReadFile(h.b.path, platform.MaxIdentityJSON)
 	if errors.Is(err, fs.ErrNotExist) || err == nil && !bytes.Equal(data, h.stamp) {
 		return nil // reclaimed while held: nothing of ours to remove
 	}

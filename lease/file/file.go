@@ -181,11 +181,20 @@ func (r *Repository) walk(root string, found func(rel string)) error {
 	return visit(root)
 }
 
+// maxRecordFile bounds a record file: a record holds one identity stamp
+// (at most platform.MaxIdentityJSON bytes) and a few numbers, so anything
+// longer is not a record, and is not read whole.
+const maxRecordFile = 4 * platform.MaxIdentityJSON
+
 // read returns the record in path; a missing file is no record.
 func (r *Repository) read(op, key, path string) (store.Record, bool, error) {
-	data, err := r.fs.ReadFile(path)
+	data, err := r.fs.ReadFile(path, maxRecordFile)
 	if errors.Is(err, fs.ErrNotExist) {
 		return store.Record{}, false, nil
+	}
+	if errors.Is(err, platform.ErrNotRegular) || errors.Is(err, platform.ErrSymlink) || errors.Is(err, platform.ErrTooLarge) {
+		// Not a record: something planted in the store, read no further.
+		return store.Record{}, false, &store.RepositoryError{Op: op, Key: key, Err: &store.CorruptRecordError{Key: key, Where: path, Err: err}}
 	}
 	if err != nil {
 		return store.Record{}, false, &store.RepositoryError{Op: op, Key: key, Err: err}

@@ -71,8 +71,8 @@ func runErr(f *FS, op Op, name string, do func() error) error {
 }
 
 // ReadFile implements platform.FS.
-func (f *FS) ReadFile(name string) ([]byte, error) {
-	return run(f, OpReadFile, name, func() ([]byte, error) { return f.base.ReadFile(name) })
+func (f *FS) ReadFile(name string, limit int) ([]byte, error) {
+	return run(f, OpReadFile, name, func() ([]byte, error) { return f.base.ReadFile(name, limit) })
 }
 
 // CreateExclusive implements platform.FS.

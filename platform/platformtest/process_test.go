@@ -95,7 +95,7 @@ func TestFakePlatform(t *testing.T) {
 	if err := f.Platform.FS.CreateExclusive(name, []byte("x"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if b, err := f.Platform.FS.ReadFile(name); err != nil || string(b) != "x" {
+	if b, err := f.Platform.FS.ReadFile(name, 64); err != nil || string(b) != "x" {
 		t.Fatalf("ReadFile = %q, %v", b, err)
 	}
 	other := f.Processes.Start()

@@ -1,0 +1,90 @@
+//go:build !windows
+
+package plock
+
+import (
+	"context"
+	"errors"
+	"os"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/rivus/collab/platform"
+	"github.com/rivus/collab/platform/platformtest"
+)
+
+// TestPlantedFilesDoNotHang: another local user may put a FIFO, or a link
+// to /dev/zero, where the lock keeps its holder stamp or its lock file.
+// Acquire and IsHeld must still return at once: a planted .holder is only
+// advisory (the contender is refused with no holder named), and a planted
+// lock file is an error naming it, read no further than a stamp's limit.
+func TestPlantedFilesDoNotHang(t *testing.T) {
+	fifo := func(t *testing.T, name string) {
+		if err := syscall.Mkfifo(name, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	zero := func(t *testing.T, name string) {
+		if err := os.Symlink("/dev/zero", name); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, tt := range []struct {
+		name  string
+		opts  []platformtest.Option
+		plant func(t *testing.T, f *platformtest.Fake, path string)
+		want  error // nil: refused with a *HeldError naming no holder
+	}{
+		{"FIFO holder stamp", nil, func(t *testing.T, f *platformtest.Fake, path string) {
+			mustAcquire(t, f.Platform, path)
+			_ = os.Remove(path + holderSuffix)
+			fifo(t, path+holderSuffix)
+		}, nil},
+		{"holder stamp linked to /dev/zero", nil, func(t *testing.T, f *platformtest.Fake, path string) {
+			mustAcquire(t, f.Platform, path)
+			_ = os.Remove(path + holderSuffix)
+			zero(t, path+holderSuffix)
+		}, nil},
+		{"FIFO lock file", []platformtest.Option{platformtest.WithoutSQLite()}, func(t *testing.T, _ *platformtest.Fake, path string) {
+			fifo(t, path)
+		}, platform.ErrNotRegular},
+		{"lock file linked to /dev/zero", []platformtest.Option{platformtest.WithoutSQLite()}, func(t *testing.T, _ *platformtest.Fake, path string) {
+			zero(t, path)
+		}, platform.ErrSymlink},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			f := platformtest.New(t, tt.opts...)
+			path := lockPath(f)
+			tt.plant(t, f, path)
+			other := otherProcess(f, f.Processes.Start())
+			done := make(chan error, 2)
+			go func() {
+				l, err := Acquire(context.Background(), other, path, Options{})
+				if l != nil {
+					_ = l.Release()
+				}
+				done <- err
+				_, err = IsHeld(context.Background(), other, path)
+				done <- err
+			}()
+			for _, call := range []string{"Acquire", "IsHeld"} {
+				var err error
+				select {
+				case err = <-done:
+				case <-time.After(time.Minute):
+					t.Fatalf("%s has not returned after a minute", call)
+				}
+				var held *HeldError
+				switch {
+				case tt.want != nil && !errors.Is(err, tt.want):
+					t.Errorf("%s = %v, want an error matching %v", call, err, tt.want)
+				case tt.want == nil && call == "Acquire" && (!errors.As(err, &held) || held.Holder != nil):
+					t.Errorf("Acquire = %v, want a *HeldError naming no holder", err)
+				case tt.want == nil && call == "IsHeld" && err != nil:
+					t.Errorf("IsHeld = %v", err)
+				}
+			}
+		})
+	}
+}
