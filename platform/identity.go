@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"unicode"
+	"unicode/utf8"
 )
 
 // Identity names one process for as long as it lives, and never another.
@@ -131,14 +133,27 @@ func (id Identity) SameProcessTable(other Identity) bool {
 
 // String returns a short form for logs and errors.
 func (id Identity) String() string {
-	return fmt.Sprintf("pid %d on %s (boot %s, start %d)", id.PID, hostOrUnknown(id.Host), shortBoot(id.BootID), id.StartTime)
+	return fmt.Sprintf("pid %d on %s (boot %s, start %d)", id.PID, hostOrUnknown(id.Host), Printable(shortBoot(id.BootID)), id.StartTime)
 }
 
 func hostOrUnknown(h string) string {
 	if h == "" {
 		return "unknown host"
 	}
-	return h
+	return Printable(h)
+}
+
+// Printable returns s as it may reach a terminal: unchanged if every
+// character is graphic (no control characters, no escape sequences), else
+// quoted with Go's escapes. Stamps and keys come from files other users
+// can write; what prints them prints this.
+func Printable(s string) string {
+	for _, r := range s {
+		if !unicode.IsGraphic(r) || r == utf8.RuneError {
+			return strconv.Quote(s)
+		}
+	}
+	return s
 }
 
 func shortBoot(b string) string {

@@ -274,3 +274,22 @@ func FuzzParseIdentity(f *testing.F) {
 		}
 	})
 }
+
+// TestPrintable: what reaches a terminal has no control characters.
+func TestPrintable(t *testing.T) {
+	for in, want := range map[string]string{
+		"host-1.example": "host-1.example",
+		"hôte":           "hôte",
+		"\x1b[31mred":    `"\x1b[31mred"`,
+		"a\nb":           `"a\nb"`,
+		"bad\xff":        `"bad\xff"`,
+	} {
+		if got := Printable(in); got != want {
+			t.Errorf("Printable(%q) = %s, want %s", in, got, want)
+		}
+	}
+	id := Identity{Host: "\x1b]0;owned\x07", BootID: "b", PID: 1}
+	if s := id.String(); strings.ContainsAny(s, "\x1b\x07") {
+		t.Errorf("Identity.String() = %q, holds control characters", s)
+	}
+}

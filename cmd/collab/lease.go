@@ -192,7 +192,7 @@ func acquireLease(m *lease.Manager, key string, wait bool, every time.Duration, 
 		case err == nil:
 			return l, 0
 		case errors.As(err, &held) && !wait && held.Holder != nil:
-			fmt.Fprintf(stderr, "collab lease run: %q is held by pid %d on %s\n", key, held.Holder.PID, held.Holder.Host)
+			fmt.Fprintf(stderr, "collab lease run: %q is held by pid %d on %s\n", key, held.Holder.PID, platform.Printable(held.Holder.Host))
 			return nil, exitHeld
 		case errors.Is(err, lease.ErrHeld) && !wait:
 			fmt.Fprintf(stderr, "collab lease run: %q is held (holder unknown)\n", key)
@@ -275,9 +275,9 @@ func printLeases(stdout io.Writer, rows []leaseRow, asJSON bool) bool {
 	for _, r := range rows {
 		holder := "-"
 		if r.Holder != nil {
-			holder = fmt.Sprintf("pid %d on %s", r.Holder.PID, r.Holder.Host)
+			holder = fmt.Sprintf("pid %d on %s", r.Holder.PID, platform.Printable(r.Holder.Host))
 		}
-		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\n", r.Key, r.Generation, r.State, holder, r.Age)
+		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\n", platform.Printable(r.Key), r.Generation, r.State, holder, r.Age)
 	}
 	return tw.Flush() == nil
 }

@@ -300,3 +300,21 @@ func dirNames(t *testing.T, dir string) []string {
 	}
 	return names
 }
+
+// TestLeaseLsEscapesKeys: a key is written by whoever can write the
+// store; an escape sequence in it reaches the operator's terminal quoted,
+// never raw.
+func TestLeaseLsEscapesKeys(t *testing.T) {
+	for name, store := range stores(t) {
+		t.Run(name, func(t *testing.T) {
+			const key = "\x1b[2Jred"
+			if code, _, errOut := runCLI(t, "", "lease", "run", "--store", store, "--key", key, "--", "true"); code != 0 {
+				t.Fatal(errOut)
+			}
+			code, out, errOut := runCLI(t, "", "lease", "ls", "--store", store)
+			if code != 0 || strings.Contains(out, "\x1b") || !lineHas(out, `"\x1b[2Jred"`, "released") {
+				t.Fatalf("exit %d, stdout %q, stderr %q; want the key quoted", code, out, errOut)
+			}
+		})
+	}
+}

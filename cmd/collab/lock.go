@@ -13,6 +13,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/rivus/collab/platform"
 	"github.com/rivus/collab/plock"
 )
 
@@ -64,7 +65,7 @@ func lockFailed(stderr io.Writer, path string, err error) int {
 	var held *plock.HeldError
 	switch {
 	case errors.As(err, &held) && held.Holder != nil:
-		fmt.Fprintf(stderr, "collab lock: %s is held by pid %d on %s\n", path, held.Holder.PID, held.Holder.Host)
+		fmt.Fprintf(stderr, "collab lock: %s is held by pid %d on %s\n", path, held.Holder.PID, platform.Printable(held.Holder.Host))
 		return exitHeld
 	case errors.Is(err, plock.ErrHeld):
 		fmt.Fprintf(stderr, "collab lock: %s is held (holder unknown)\n", path)
