@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"io/fs"
 	"fmt"
 	"sync"
 	"sync/atomic"
@@ -137,6 +138,13 @@ func Open(p *platform.Platform, path string) (*Repository, error) {
 		return nil, &store.RepositoryError{Op: "open", Err: fmt.Errorf("%s: the platform has no SQLite: %w", path, errors.ErrUnsupported)}
 	case p.FS == nil:
 		return nil, &store.RepositoryError{Op: "open", Err: fmt.Errorf("%s: the platform has no file system", path)}
+	}
+	// The records name processes and hosts: private, as the file store's
+	// are. A new database is created empty with mode 0600 before SQLite
+	// opens it, and SQLite gives its journal and WAL files the database's
+	// mode; an existing database keeps the mode its owner gave it.
+	if err := p.FS.CreateExclusive(path, nil, 0o600); err != nil && !errors.Is(err, fs.ErrExist) {
+		return nil, &store.RepositoryError{Op: "open", Err: err}
 	}
 	db, err := p.SQLite.Open(path, platform.SQLiteOptions{BusyTimeout: busyTimeout, JournalMode: "WAL", TxLock: "immediate"})
 	if err != nil {

@@ -340,3 +340,23 @@ func BenchmarkSaveBatch(b *testing.B) {
 		}
 	})
 }
+
+// TestFilesArePrivate: the records name processes and hosts, so a new
+// database, its WAL and its shared-memory file are readable by their
+// owner only, whatever the umask; the fence files are too.
+func TestFilesArePrivate(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "leases.db")
+	r := repotest.OpenSQLite(t, platformsqlite.OS(), path)
+	if _, err := r.Save(t.Context(), "k", repotest.Snap(1), 0); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{path, path + "-wal", path + "-shm"} {
+		st, err := os.Stat(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st.Mode().Perm()&0o077 != 0 {
+			t.Errorf("%s has mode %v; want it private to its owner", filepath.Base(name), st.Mode().Perm())
+		}
+	}
+}
