@@ -6,6 +6,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"os"
 	"io"
 	"io/fs"
 	"os/signal"
@@ -24,6 +25,13 @@ import (
 // exitLeaseLost is the status of `collab lease run` when the lease was lost
 // while the command ran (the command was then stopped): EX_PROTOCOL.
 const exitLeaseLost = 76
+
+// storeEnv names the environment variable --store defaults to: a
+// PostgreSQL URL with a password is readable by every local user on a
+// command line (/proc/PID/cmdline), and not in the environment. A URL
+// without a password takes one from PGPASSWORD or the password file
+// (PGPASSFILE, ~/.pgpass), as libpq's clients do.
+const storeEnv = "COLLAB_STORE"
 
 // leaseStore is an open repository and how to close it.
 type leaseStore struct {
@@ -125,7 +133,7 @@ func runLease(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 func runLeaseRun(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("collab lease run", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	storeSpec := fs.String("store", "", "a SQLite file path, dir:PATH for one JSON file per key, or a postgres:// URL")
+	storeSpec := fs.String("store", os.Getenv(storeEnv), "a SQLite file path, dir:PATH for one JSON file per key, or a postgres:// URL (default $"+storeEnv+")")
 	key := fs.String("key", "", "the key to lease")
 	ttl := fs.Duration("ttl", time.Minute, "the lease's time to live")
 	heartbeat := fs.Duration("heartbeat", 15*time.Second, "how often to renew (at most ttl/2)")
@@ -222,7 +230,7 @@ type leaseRow struct {
 func runLeaseLs(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("collab lease ls", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	storeSpec := fs.String("store", "", "a SQLite file path, dir:PATH, or a postgres:// URL")
+	storeSpec := fs.String("store", os.Getenv(storeEnv), "a SQLite file path, dir:PATH, or a postgres:// URL (default $"+storeEnv+")")
 	asJSON := fs.Bool("json", false, "print JSON lines")
 	if err := fs.Parse(args); err != nil || fs.NArg() != 0 {
 		fmt.Fprintln(stderr, "usage: collab lease ls --store STORE [--json]")

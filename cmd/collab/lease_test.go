@@ -318,3 +318,22 @@ func TestLeaseLsEscapesKeys(t *testing.T) {
 		})
 	}
 }
+
+// TestStoreFromTheEnvironment: --store defaults to $COLLAB_STORE, so that
+// a PostgreSQL URL with its password need not be on the command line,
+// where every local user can read it.
+func TestStoreFromTheEnvironment(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "leases.db")
+	t.Setenv(storeEnv, path)
+	if code, _, errOut := runCLI(t, "", "lease", "run", "--key", "from-env", "--", "true"); code != 0 {
+		t.Fatal(errOut)
+	}
+	code, out, errOut := runCLI(t, "", "lease", "ls")
+	if code != 0 || !lineHas(out, "from-env", "released") {
+		t.Fatalf("exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
+	code, out, _ = runCLI(t, "", "lease", "ls", "--store", filepath.Join(t.TempDir(), "none.db"))
+	if code == 0 {
+		t.Fatalf("--store did not override $%s: exit 0, stdout %q", storeEnv, out)
+	}
+}
