@@ -4,6 +4,7 @@ package platform
 
 import (
 	"errors"
+	"io/fs"
 	"os"
 
 	"golang.org/x/sys/unix"
@@ -14,9 +15,23 @@ import (
 // the process: another open of the file in this process is kept out too,
 // closing another descriptor does not drop it, and the kernel drops it
 // when the holder dies.
+//
+// It does not follow a symbolic link at name, nor open anything but a
+// regular file (another user may plant either in a shared directory):
+// those fail with a *fs.PathError wrapping ErrSymlink or ErrNotRegular.
 func (osFS) TryLock(name string) (Unlocker, error) {
-	f, err := os.OpenFile(name, os.O_RDWR|os.O_CREATE, 0o600)
+	f, err := os.OpenFile(name, os.O_RDWR|os.O_CREATE|unix.O_NOFOLLOW|unix.O_NONBLOCK, 0o600)
+	if errors.Is(err, unix.ELOOP) {
+		return nil, &fs.PathError{Op: "open", Path: name, Err: ErrSymlink}
+	}
 	if err != nil {
+		return nil, err
+	}
+	if st, err := f.Stat(); err != nil || !st.Mode().IsRegular() {
+		f.Close()
+		if err == nil {
+			err = &fs.PathError{Op: "open", Path: name, Err: ErrNotRegular}
+		}
 		return nil, err
 	}
 	if err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {

@@ -2,14 +2,19 @@ package platform
 
 import (
 	"errors"
+	"io/fs"
 	"os"
 
 	"golang.org/x/sys/windows"
 )
 
 // TryLock takes an exclusive LockFileEx lock on name, creating it if
-// missing, or fails at once with ErrLocked.
+// missing, or fails at once with ErrLocked. A symbolic link at name is
+// refused (checked before the open: windows has no O_NOFOLLOW).
 func (osFS) TryLock(name string) (Unlocker, error) {
+	if st, err := os.Lstat(name); err == nil && st.Mode()&fs.ModeSymlink != 0 {
+		return nil, &fs.PathError{Op: "open", Path: name, Err: ErrSymlink}
+	}
 	f, err := os.OpenFile(name, os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
 		return nil, err

@@ -79,3 +79,30 @@ func TestReadFileBounded(t *testing.T) {
 		}
 	}
 }
+
+// TestTryLockRefusesPlantedFiles: a link planted at a lock file's name is
+// not followed (the lock would otherwise create or lock its target), and a
+// FIFO is not a lock file; the target stays untouched.
+func TestTryLockRefusesPlantedFiles(t *testing.T) {
+	dir := t.TempDir()
+	target := filepath.Join(dir, "victim")
+	if err := os.Symlink(target, filepath.Join(dir, "link.lock")); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Mkfifo(filepath.Join(dir, "fifo.lock"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for name, want := range map[string]error{"link.lock": ErrSymlink, "fifo.lock": ErrNotRegular} {
+		u, err := OSFS().TryLock(filepath.Join(dir, name))
+		if u != nil {
+			u.Unlock()
+		}
+		var pe *fs.PathError
+		if !errors.Is(err, want) || !errors.As(err, &pe) || filepath.Base(pe.Path) != name {
+			t.Errorf("TryLock(%s) = %v, want a *fs.PathError naming it, matching %v", name, err, want)
+		}
+	}
+	if _, err := os.Lstat(target); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("the link's target was created: %v", err)
+	}
+}
