@@ -39,6 +39,8 @@ type FS interface {
 	MkdirAll(name string, perm fs.FileMode) error
 	// Stat describes name.
 	Stat(name string) (fs.FileInfo, error)
+	// Lstat describes name itself, not what a link at name points to.
+	Lstat(name string) (fs.FileInfo, error)
 	// ReadDir lists a directory, sorted by name.
 	ReadDir(name string) ([]fs.DirEntry, error)
 	// EvalSymlinks returns name with every symbolic link resolved.
@@ -59,6 +61,7 @@ func (osFS) Rename(oldname, newname string) error         { return os.Rename(old
 func (osFS) Remove(name string) error                     { return os.Remove(name) }
 func (osFS) MkdirAll(name string, perm fs.FileMode) error { return os.MkdirAll(name, perm) }
 func (osFS) Stat(name string) (fs.FileInfo, error)        { return os.Stat(name) }
+func (osFS) Lstat(name string) (fs.FileInfo, error)       { return os.Lstat(name) }
 func (osFS) ReadDir(name string) ([]fs.DirEntry, error)   { return os.ReadDir(name) }
 func (osFS) EvalSymlinks(name string) (string, error)     { return filepath.EvalSymlinks(name) }
 

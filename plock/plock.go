@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"path/filepath"
 	"sync"
 	"time"
@@ -192,8 +193,21 @@ func resolve(fsys platform.FS, path string) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("plock: lock directory of %s: %w", path, err)
 	}
-	return filepath.Join(dir, filepath.Base(abs)), nil
+	resolved := filepath.Join(dir, filepath.Base(abs))
+	// The lock itself is never a link (another user could point it at a
+	// file of the caller's) nor a directory: refuse them by name.
+	st, err := fsys.Lstat(resolved)
+	switch {
+	case err == nil && st.Mode()&fs.ModeSymlink != 0:
+		return "", fmt.Errorf("plock: lock path %s: %w", path, &fs.PathError{Op: "lock", Path: resolved, Err: platform.ErrSymlink})
+	case err == nil && st.IsDir():
+		return "", fmt.Errorf("plock: lock path %s: %w", path, &fs.PathError{Op: "lock", Path: resolved, Err: errIsDir})
+	}
+	return resolved, nil
 }
+
+// errIsDir reports a lock path that names a directory.
+var errIsDir = errors.New("is a directory, not a lock file (name a file inside it)")
 
 // acquisition is one Acquire call's side of its task: it carries out the
 // outputs that do I/O or wait, in the caller's goroutine.

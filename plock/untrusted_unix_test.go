@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"os"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -86,5 +87,37 @@ func TestPlantedFilesDoNotHang(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestLockPathLinkOrDirectoryRefused: a link planted at the lock's own
+// name is refused, in both modes, before anything is opened or created:
+// the link's target (here a file of the caller's) is left as it was. A
+// directory is refused by name too, instead of a database error.
+func TestLockPathLinkOrDirectoryRefused(t *testing.T) {
+	for _, opts := range [][]platformtest.Option{nil, {platformtest.WithoutSQLite()}} {
+		f := platformtest.New(t, opts...)
+		path := lockPath(f)
+		victim := path + ".victim"
+		if err := os.WriteFile(victim, nil, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Symlink(victim, path); err != nil {
+			t.Fatal(err)
+		}
+		_, acquireErr := Acquire(context.Background(), f.Platform, path, Options{})
+		_, isHeldErr := IsHeld(context.Background(), f.Platform, path)
+		_, inspectErr := Inspect(context.Background(), f.Platform, path)
+		for call, err := range map[string]error{"Acquire": acquireErr, "IsHeld": isHeldErr, "Inspect": inspectErr} {
+			if !errors.Is(err, platform.ErrSymlink) || !strings.Contains(err.Error(), path) {
+				t.Errorf("%s on a link: %v, want an error naming %s, matching ErrSymlink", call, err, path)
+			}
+		}
+		if _, err := Acquire(context.Background(), f.Platform, f.Dir, Options{}); err == nil || !strings.Contains(err.Error(), "is a directory") {
+			t.Errorf("Acquire of a directory: %v, want an error saying it is a directory", err)
+		}
+		if st, err := os.Stat(victim); err != nil || st.Size() != 0 {
+			t.Errorf("the link's target changed: %v, %v", st, err)
+		}
 	}
 }

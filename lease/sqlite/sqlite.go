@@ -4,8 +4,8 @@ import (
 	"context"
 	"database/sql"
 	"errors"
-	"io/fs"
 	"fmt"
+	"io/fs"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -143,6 +143,10 @@ func Open(p *platform.Platform, path string) (*Repository, error) {
 	// are. A new database is created empty with mode 0600 before SQLite
 	// opens it, and SQLite gives its journal and WAL files the database's
 	// mode; an existing database keeps the mode its owner gave it.
+	// A link planted at the path would have SQLite write into its target.
+	if st, err := p.FS.Lstat(path); err == nil && st.Mode()&fs.ModeSymlink != 0 {
+		return nil, &store.RepositoryError{Op: "open", Err: &fs.PathError{Op: "open", Path: path, Err: platform.ErrSymlink}}
+	}
 	if err := p.FS.CreateExclusive(path, nil, 0o600); err != nil && !errors.Is(err, fs.ErrExist) {
 		return nil, &store.RepositoryError{Op: "open", Err: err}
 	}

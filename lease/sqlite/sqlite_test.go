@@ -13,6 +13,7 @@ import (
 	"github.com/rivus/collab/lease/leasetest"
 	"github.com/rivus/collab/lease/sqlite"
 	"github.com/rivus/collab/lease/store"
+	"github.com/rivus/collab/platform"
 	"github.com/rivus/collab/platform/platformtest"
 	platformsqlite "github.com/rivus/collab/platform/sqlite"
 	"go.uber.org/goleak"
@@ -358,5 +359,29 @@ func TestFilesArePrivate(t *testing.T) {
 		if st.Mode().Perm()&0o077 != 0 {
 			t.Errorf("%s has mode %v; want it private to its owner", filepath.Base(name), st.Mode().Perm())
 		}
+	}
+}
+
+// TestLinkAtPathRefused: a link planted where the database belongs is
+// refused by name, and its target (a file of the caller's) is left as it
+// was, not made a database.
+func TestLinkAtPathRefused(t *testing.T) {
+	dir := t.TempDir()
+	victim, path := filepath.Join(dir, "victim"), filepath.Join(dir, "leases.db")
+	if err := os.WriteFile(victim, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(victim, path); err != nil {
+		t.Fatal(err)
+	}
+	r, err := sqlite.Open(platformsqlite.OS(), path)
+	if err == nil {
+		r.Close()
+	}
+	if !errors.Is(err, platform.ErrSymlink) || !strings.Contains(err.Error(), path) {
+		t.Fatalf("Open on a link = %v, want an error naming %s, matching ErrSymlink", err, path)
+	}
+	if st, err := os.Stat(victim); err != nil || st.Size() != 0 {
+		t.Fatalf("the link's target changed: %v, %v", st, err)
 	}
 }

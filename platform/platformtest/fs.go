@@ -21,6 +21,7 @@ const (
 	OpRemove          Op = "Remove"
 	OpMkdirAll        Op = "MkdirAll"
 	OpStat            Op = "Stat"
+	OpLstat           Op = "Lstat"
 	OpReadDir         Op = "ReadDir"
 	OpEvalSymlinks    Op = "EvalSymlinks"
 	OpTryLock         Op = "TryLock"
@@ -103,6 +104,11 @@ func (f *FS) MkdirAll(name string, perm fs.FileMode) error {
 // Stat implements platform.FS.
 func (f *FS) Stat(name string) (fs.FileInfo, error) {
 	return run(f, OpStat, name, func() (fs.FileInfo, error) { return f.base.Stat(name) })
+}
+
+// Lstat implements platform.FS.
+func (f *FS) Lstat(name string) (fs.FileInfo, error) {
+	return run(f, OpLstat, name, func() (fs.FileInfo, error) { return f.base.Lstat(name) })
 }
 
 // ReadDir implements platform.FS.
