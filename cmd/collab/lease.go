@@ -174,7 +174,7 @@ func runLeaseRun(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return 1
 	}
 	defer m.Close()
-	l, code := acquireLease(m, *key, *wait, *heartbeat, stderr)
+	l, code := acquireLease(m, *key, *wait, *heartbeat, *ttl, stderr)
 	if l == nil {
 		return code
 	}
@@ -189,12 +189,17 @@ func runLeaseRun(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 }
 
 // acquireLease acquires key, retrying every heartbeat with wait until an
-// interrupt; it returns the lease, or nil and the exit status.
-func acquireLease(m *lease.Manager, key string, wait bool, every time.Duration, stderr io.Writer) (*lease.Lease, int) {
+// interrupt; it returns the lease, or nil and the exit status. Each
+// attempt is bounded by the TTL: a store that does not answer in that
+// time (a server down, a per-key lock another user holds) fails the
+// command instead of hanging it.
+func acquireLease(m *lease.Manager, key string, wait bool, every, ttl time.Duration, stderr io.Writer) (*lease.Lease, int) {
 	ctx, stop := signal.NotifyContext(context.Background(), forwardedSignals...)
 	defer stop()
 	for {
-		l, err := m.Acquire(ctx, key)
+		attempt, cancel := context.WithTimeoutCause(ctx, ttl, errStoreSilent)
+		l, err := m.Acquire(attempt, key)
+		cancel()
 		var held *lease.HeldError
 		switch {
 		case err == nil:
@@ -217,6 +222,9 @@ func acquireLease(m *lease.Manager, key string, wait bool, every time.Duration, 
 		}
 	}
 }
+
+// errStoreSilent ends an acquisition the store did not answer within a TTL.
+var errStoreSilent = errors.New("the store did not answer within the TTL")
 
 // leaseRow is one line of `collab lease ls`.
 type leaseRow struct {

@@ -337,3 +337,35 @@ func TestStoreFromTheEnvironment(t *testing.T) {
 		t.Fatalf("--store did not override $%s: exit 0, stdout %q", storeEnv, out)
 	}
 }
+
+// TestLeaseRunBoundedByTheTTL: another user who holds a key's write lock
+// in a file store forever makes lease run fail within about a TTL, with
+// the cause, instead of hanging it.
+func TestLeaseRunBoundedByTheTTL(t *testing.T) {
+	dir := t.TempDir()
+	if code, _, errOut := runCLI(t, "", "lease", "run", "--store", "dir:"+dir, "--key", "k", "--", "true"); code != 0 {
+		t.Fatal(errOut)
+	}
+	u, err := platform.OSFS().TryLock(filepath.Join(dir, ".locks", "k.lock"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer u.Unlock()
+	done := make(chan struct{})
+	var (
+		code   int
+		errOut string
+	)
+	go func() {
+		defer close(done)
+		code, _, errOut = runCLI(t, "", "lease", "run", "--store", "dir:"+dir, "--key", "k", "--ttl", "1s", "--heartbeat", "100ms", "--", "true")
+	}()
+	select {
+	case <-done:
+	case <-time.After(time.Minute):
+		t.Fatal("lease run has not returned a minute after its one-second TTL")
+	}
+	if code == 0 || !strings.Contains(errOut, "did not answer within the TTL") {
+		t.Fatalf("exit %d, stderr %q; want a failure naming the silent store", code, errOut)
+	}
+}
