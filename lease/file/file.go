@@ -59,7 +59,10 @@ type fileRecord struct {
 
 // Open opens the repository in dir on p, creating the directory and its
 // lock directories if missing. A nil p is platform.OS(); a p without FS
-// is a *store.RepositoryError.
+// is a *store.RepositoryError. The directories must be ones this user can
+// trust (platform.TrustedDir): a link, a directory another user owns, or
+// one others may write in without the sticky bit fails Open with a
+// *platform.UntrustedDirError.
 func Open(p *platform.Platform, dir string) (*Repository, error) {
 	if p == nil {
 		p = platform.OS()
@@ -70,6 +73,11 @@ func Open(p *platform.Platform, dir string) (*Repository, error) {
 	locksDir, fencesDir := filepath.Join(dir, locksDirName), filepath.Join(dir, fencesDirName)
 	for _, d := range []string{dir, locksDir, fencesDir} {
 		if err := p.FS.MkdirAll(d, keyfile.DirPerm); err != nil {
+			return nil, &store.RepositoryError{Op: "open", Err: err}
+		}
+		// Another user who owns or can write in them could plant links
+		// that this process would follow, or forge and delete records.
+		if err := platform.TrustedDir(p.FS, d); err != nil {
 			return nil, &store.RepositoryError{Op: "open", Err: err}
 		}
 	}

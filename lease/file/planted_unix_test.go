@@ -3,12 +3,15 @@
 package file_test
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/rivus/collab/lease/file"
 	"github.com/rivus/collab/lease/internal/repotest"
 	"github.com/rivus/collab/platform"
 )
@@ -60,6 +63,55 @@ func TestPlantedRecordFiles(t *testing.T) {
 			}
 			if _, err := r.Save(t.Context(), "other", repotest.Snap(1), 0); err != nil {
 				t.Fatalf("another key beside a planted one: %v", err)
+			}
+		})
+	}
+}
+
+// TestUntrustedStoreDirectoryRefused: a store directory, or its .locks or
+// .fences, that another user pre-created (and so can plant links and
+// forge records in), or that others may write in, fails Open with a
+// *platform.UntrustedDirError naming it, and nothing is written there.
+func TestUntrustedStoreDirectoryRefused(t *testing.T) {
+	type plant func(t *testing.T, dir string) string
+	writable := func(sub string) plant {
+		return func(t *testing.T, dir string) string {
+			d := filepath.Join(dir, sub)
+			if err := os.MkdirAll(d, 0o700); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Chmod(d, 0o777); err != nil {
+				t.Fatal(err)
+			}
+			return d
+		}
+	}
+	cases := map[string]plant{"store writable by all": writable(""), ".locks writable by all": writable(".locks"), ".fences writable by all": writable(".fences")}
+	if os.Geteuid() == 0 {
+		cases["store owned by nobody"] = func(t *testing.T, dir string) string {
+			if err := os.Mkdir(dir, 0o755); err != nil && !os.IsExist(err) {
+				t.Fatal(err)
+			}
+			if err := os.Chown(dir, 65534, 65534); err != nil {
+				t.Fatal(err)
+			}
+			return dir
+		}
+	}
+	for name, plant := range cases {
+		t.Run(name, func(t *testing.T) {
+			dir := filepath.Join(t.TempDir(), "store")
+			if err := os.Mkdir(dir, 0o700); err != nil {
+				t.Fatal(err)
+			}
+			bad := plant(t, dir)
+			r, err := file.Open(platform.OS(), dir)
+			var ue *platform.UntrustedDirError
+			if !errors.As(err, &ue) || ue.Path != bad {
+				t.Fatalf("Open = %v, %v; want an *platform.UntrustedDirError naming %s", r, err, bad)
+			}
+			if entries, _ := os.ReadDir(bad); slices.ContainsFunc(entries, func(e os.DirEntry) bool { return !e.IsDir() }) {
+				t.Fatalf("Open wrote into the untrusted %s: %v", bad, entries)
 			}
 		})
 	}

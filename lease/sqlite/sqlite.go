@@ -161,6 +161,9 @@ func Open(p *platform.Platform, path string) (*Repository, error) {
 	if err := p.FS.MkdirAll(fencesDir, keyfile.DirPerm); err != nil {
 		return nil, closeAfter(&store.RepositoryError{Op: "open", Err: err}, db)
 	}
+	if err := platform.TrustedDir(p.FS, fencesDir); err != nil {
+		return nil, closeAfter(&store.RepositoryError{Op: "open", Err: err}, db)
+	}
 	r := &Repository{
 		db:       db,
 		path:     path,

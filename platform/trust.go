@@ -1,0 +1,44 @@
+package platform
+
+import (
+	"fmt"
+	"io/fs"
+)
+
+// UntrustedDirError reports a directory that another local user could
+// plant files or links in: collab keeps no records or locks there.
+type UntrustedDirError struct {
+	Path   string
+	Reason string
+}
+
+func (e *UntrustedDirError) Error() string {
+	return fmt.Sprintf("%s: not a directory this user can trust: %s", e.Path, e.Reason)
+}
+
+// TrustedDir returns an *UntrustedDirError unless dir is a directory
+// (not a link to one) owned by this user or root, that no other user can
+// write to, unless its sticky bit keeps them from replacing others'
+// files. Where ownership is unknown (windows), it checks only that dir is
+// a directory.
+func TrustedDir(fsys FS, dir string) error {
+	st, err := fsys.Lstat(dir)
+	switch {
+	case err != nil:
+		return err
+	case st.Mode()&fs.ModeSymlink != 0:
+		return &UntrustedDirError{dir, "it is a symbolic link"}
+	case !st.IsDir():
+		return &UntrustedDirError{dir, "it is not a directory"}
+	}
+	owner, ok := fileOwner(st)
+	switch {
+	case !ok:
+		return nil // windows: ACLs decide, which this does not read
+	case owner != 0 && owner != effectiveUID():
+		return &UntrustedDirError{dir, fmt.Sprintf("it belongs to uid %d", owner)}
+	case st.Mode().Perm()&0o022 != 0 && st.Mode()&fs.ModeSticky == 0:
+		return &UntrustedDirError{dir, fmt.Sprintf("other users may write in it (mode %v, no sticky bit)", st.Mode().Perm())}
+	}
+	return nil
+}
