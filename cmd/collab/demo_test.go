@@ -12,13 +12,20 @@ import (
 )
 
 // TestMain makes this test binary a campaign worker when the demo's
-// controller starts it as one, as main does for collab; the tests must
-// leave no goroutine behind.
+// controller starts it as one, as main does for collab, and collab itself
+// with $COLLAB_TEST_AS_COLLAB set; the tests must leave no goroutine
+// behind.
 func TestMain(m *testing.M) {
 	torture.WorkerMain()
+	if os.Getenv(asCollabEnv) == "1" { // a real collab process, for tests that kill one
+		os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+	}
 	workerCommand = []string{os.Args[0], "-test.run=^$"}
 	goleak.VerifyTestMain(m)
 }
+
+// asCollabEnv makes the test binary run as collab (see TestMain).
+const asCollabEnv = "COLLAB_TEST_AS_COLLAB"
 
 func TestDemoRejectsMisuse(t *testing.T) {
 	for _, args := range [][]string{

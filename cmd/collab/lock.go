@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"runtime"
 	"syscall"
 	"time"
 
@@ -102,13 +103,22 @@ type child struct {
 func supervise(c child) (status int, lost bool) {
 	cmd := exec.Command(c.argv[0], c.argv[1:]...)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = c.stdin, c.stdout, c.stderr
+	// Background jobs of the command may keep its output pipes open (when
+	// collab's own are not files); once the command has exited, wait no
+	// longer than this for them, then stop them (below).
+	cmd.WaitDelay = time.Second
 	if len(c.env) > 0 {
 		cmd.Env = append(os.Environ(), c.env...)
 	}
 	sigs := make(chan os.Signal, 4)
 	signal.Notify(sigs, forwardedSignals...)
 	defer signal.Stop(sigs)
-	if err := cmd.Start(); err != nil {
+	// The parent-death signal follows the thread that started the child:
+	// keep this goroutine on it until the child has ended.
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	ownGroup, err := startChild(cmd, c.stdin)
+	if err != nil {
 		fmt.Fprintf(c.stderr, "collab: %v\n", err)
 		return 127, false
 	}
@@ -118,16 +128,21 @@ func supervise(c child) (status int, lost bool) {
 	for {
 		select {
 		case s := <-sigs:
-			_ = cmd.Process.Signal(s)
+			signalChild(cmd, ownGroup, s)
 		case <-c.lost:
 			c.lost, lost = nil, true
-			_ = cmd.Process.Signal(terminateSignal)
+			signalChild(cmd, ownGroup, terminateSignal)
 			timer := time.NewTimer(c.grace)
 			defer timer.Stop()
 			kill = timer.C
 		case <-kill:
-			_ = cmd.Process.Kill()
+			signalChild(cmd, ownGroup, os.Kill)
 		case err := <-done:
+			if ownGroup {
+				// The command's background jobs end with it: they would
+				// run on without the lock.
+				signalChild(cmd, ownGroup, os.Kill)
+			}
 			return exitStatus(err, c.stderr), lost
 		}
 	}
@@ -135,7 +150,7 @@ func supervise(c child) (status int, lost bool) {
 
 func exitStatus(err error, stderr io.Writer) int {
 	var exit *exec.ExitError
-	if err == nil {
+	if err == nil || errors.Is(err, exec.ErrWaitDelay) { // exited 0; only its pipes were left open
 		return 0
 	}
 	if !errors.As(err, &exit) {

@@ -1,0 +1,17 @@
+//go:build !linux && !darwin
+
+package main
+
+import (
+	"io"
+	"os"
+	"os/exec"
+)
+
+// startChild starts cmd. Windows has no process groups to signal as
+// collab uses them, nor a parent-death signal: a command whose collab is
+// killed runs on (README, Platforms and limits).
+func startChild(cmd *exec.Cmd, _ io.Reader) (bool, error) { return false, cmd.Start() }
+
+// signalChild sends sig to the child alone.
+func signalChild(cmd *exec.Cmd, _ bool, sig os.Signal) { _ = cmd.Process.Signal(sig) }

@@ -1,0 +1,45 @@
+//go:build linux || darwin
+
+package main
+
+import (
+	"io"
+	"os"
+	"os/exec"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+)
+
+// startChild starts cmd so that it cannot outlive the lock or lease it
+// runs under: in a process group of its own, which signalChild signals
+// whole (a shell's background jobs with it), and, on linux, killed with
+// SIGKILL if collab dies (procAttr). A command whose standard
+// input is a terminal keeps collab's process group, so that it can read
+// the terminal and job control works; only it, not its own children, is
+// then signalled.
+func startChild(cmd *exec.Cmd, stdin io.Reader) (ownGroup bool, err error) {
+	ownGroup = !isTerminal(stdin)
+	cmd.SysProcAttr = procAttr(ownGroup)
+	return ownGroup, cmd.Start()
+}
+
+// signalChild sends sig to the child, and to its whole process group when
+// it leads one.
+func signalChild(cmd *exec.Cmd, ownGroup bool, sig os.Signal) {
+	if s, ok := sig.(syscall.Signal); ok && ownGroup {
+		_ = syscall.Kill(-cmd.Process.Pid, s)
+		return
+	}
+	_ = cmd.Process.Signal(sig)
+}
+
+// isTerminal reports whether r is a terminal.
+func isTerminal(r io.Reader) bool {
+	f, ok := r.(*os.File)
+	if !ok {
+		return false
+	}
+	_, err := unix.IoctlGetTermios(int(f.Fd()), ioctlGetTermios)
+	return err == nil
+}
