@@ -3,7 +3,6 @@ package main
 import (
 	"bufio"
 	"bytes"
-	"context"
 	"errors"
 	"io"
 	"os"
@@ -14,9 +13,6 @@ import (
 	"syscall"
 	"testing"
 	"time"
-
-	"github.com/rivus/collab/lease/sqlite"
-	platformsqlite "github.com/rivus/collab/platform/sqlite"
 )
 
 // gone waits, up to a minute, until process pid has ended (a zombie that
@@ -68,21 +64,7 @@ func TestLossEndsTheCommandsBackgroundJobs(t *testing.T) {
 	}()
 	pids := readPIDs(t, stdoutR)
 	go io.Copy(io.Discard, stdoutR)
-	repo, err := sqlite.Open(platformsqlite.OS(), store)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer repo.Close()
-	ctx := context.Background()
-	rec, _, err := repo.Load(ctx, "k")
-	if err != nil {
-		t.Fatal(err)
-	}
-	thief := rec.Snapshot
-	thief.Generation++
-	if _, err := repo.Save(ctx, "k", thief, rec.Revision); err != nil {
-		t.Fatal(err)
-	}
+	steal(t, store, "k")
 	if code := <-done; code != exitLeaseLost {
 		t.Fatalf("exit %d, want %d; stderr %q", code, exitLeaseLost, errb.String())
 	}

@@ -86,6 +86,27 @@ func TestLeaseRunHeldExits75(t *testing.T) {
 	}
 }
 
+// steal moves key's record in the SQLite store to the next generation,
+// as another writer would: the holder's next renewal conflicts.
+func steal(t *testing.T, store, key string) {
+	t.Helper()
+	repo, err := sqlite.Open(platformsqlite.OS(), store)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer repo.Close()
+	ctx := context.Background()
+	rec, _, err := repo.Load(ctx, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	thief := rec.Snapshot
+	thief.Generation++
+	if _, err := repo.Save(ctx, key, thief, rec.Revision); err != nil {
+		t.Fatal(err)
+	}
+}
+
 func TestLeaseRunStopsTheCommandOnLoss(t *testing.T) {
 	store := filepath.Join(t.TempDir(), "leases.db")
 	stdoutR, stdoutW := io.Pipe()
@@ -99,22 +120,7 @@ func TestLeaseRunStopsTheCommandOnLoss(t *testing.T) {
 	if line, err := bufio.NewReader(stdoutR).ReadString('\n'); err != nil || line != "ready\n" {
 		t.Fatalf("command said %q, %v", line, err)
 	}
-	// Another writer moves the record: the holder's next renewal conflicts.
-	repo, err := sqlite.Open(platformsqlite.OS(), store)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer repo.Close()
-	ctx := context.Background()
-	rec, _, err := repo.Load(ctx, "k")
-	if err != nil {
-		t.Fatal(err)
-	}
-	thief := rec.Snapshot
-	thief.Generation++
-	if _, err := repo.Save(ctx, "k", thief, rec.Revision); err != nil {
-		t.Fatal(err)
-	}
+	steal(t, store, "k")
 	select {
 	case code := <-done:
 		if code != exitLeaseLost || !strings.Contains(errb.String(), "lost") {
