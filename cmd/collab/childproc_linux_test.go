@@ -2,7 +2,6 @@ package main
 
 import (
 	"bufio"
-	"bytes"
 	"errors"
 	"io"
 	"os"
@@ -54,14 +53,7 @@ func readPIDs(t *testing.T, r io.Reader) []int {
 // process group is stopped, not only the shell collab started.
 func TestLossEndsTheCommandsBackgroundJobs(t *testing.T) {
 	store := filepath.Join(t.TempDir(), "leases.db")
-	stdoutR, stdoutW := io.Pipe()
-	done := make(chan int, 1)
-	var errb bytes.Buffer
-	go func() {
-		done <- run([]string{"lease", "run", "--store", store, "--key", "k", "--ttl", "400ms", "--heartbeat", "50ms", "--grace", "5s",
-			"--", "sh", "-c", "sleep 60 & echo $$ $!; wait"}, strings.NewReader(""), stdoutW, &errb)
-		stdoutW.Close()
-	}()
+	stdoutR, done, errb := shortLease(store, "sleep 60 & echo $$ $!; wait")
 	pids := readPIDs(t, stdoutR)
 	go io.Copy(io.Discard, stdoutR)
 	steal(t, store, "k")

@@ -107,16 +107,24 @@ func steal(t *testing.T, store, key string) {
 	}
 }
 
-func TestLeaseRunStopsTheCommandOnLoss(t *testing.T) {
-	store := filepath.Join(t.TempDir(), "leases.db")
+// shortLease runs `collab lease run` of key k in the SQLite store, with a
+// short TTL, over the shell script; it returns the command's output, and
+// collab's exit status and standard error once it ends.
+func shortLease(store, script string) (io.Reader, <-chan int, *bytes.Buffer) {
 	stdoutR, stdoutW := io.Pipe()
 	done := make(chan int, 1)
-	var errb bytes.Buffer
+	errb := new(bytes.Buffer)
 	go func() {
 		done <- run([]string{"lease", "run", "--store", store, "--key", "k", "--ttl", "400ms", "--heartbeat", "50ms", "--grace", "5s",
-			"--", "sh", "-c", "echo ready; exec sleep 60"}, strings.NewReader(""), stdoutW, &errb)
+			"--", "sh", "-c", script}, strings.NewReader(""), stdoutW, errb)
 		stdoutW.Close()
 	}()
+	return stdoutR, done, errb
+}
+
+func TestLeaseRunStopsTheCommandOnLoss(t *testing.T) {
+	store := filepath.Join(t.TempDir(), "leases.db")
+	stdoutR, done, errb := shortLease(store, "echo ready; exec sleep 60")
 	if line, err := bufio.NewReader(stdoutR).ReadString('\n'); err != nil || line != "ready\n" {
 		t.Fatalf("command said %q, %v", line, err)
 	}
