@@ -69,6 +69,12 @@
 //
 // # Limits
 //
+// The SQLite lock database is created 0600: a user who could read it
+// could hold a read transaction open and keep every holder out. So only
+// its owner (and root) can take the lock or ask IsHeld; others get the
+// open's permission error, and read who holds it from the .holder stamp,
+// which is 0644. A lock file is 0644 too: its stamp is all it holds.
+//
 // Local directories only: neither SQLite's locks nor lock files are
 // reliable on NFS. Holders of lock files are judged by process, so every
 // process sharing a lock must see one process table; a process on another

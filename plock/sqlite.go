@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"io/fs"
 	"time"
 
 	"github.com/rivus/collab/platform"
@@ -41,6 +42,13 @@ type sqliteHeld struct {
 // *busyError, with the holder's stamp if readable, when another connection
 // holds it. self may be nil: the SQLite lock needs no identity.
 func (b *sqliteBackend) attempt(ctx context.Context, self *platform.Identity, busy time.Duration) (held, error) {
+	// The lock database is private (0600): a user who could read it could
+	// hold a read transaction open and keep every holder out. Created
+	// here, before SQLite opens it, with that mode; its journal takes the
+	// same. Other users learn who holds the lock from the .holder stamp.
+	if err := b.p.FS.CreateExclusive(b.path, nil, 0o600); err != nil && !errors.Is(err, fs.ErrExist) {
+		return nil, fmt.Errorf("plock: create SQLite lock %s: %w", b.path, err)
+	}
 	db, err := b.p.SQLite.Open(b.path, platform.SQLiteOptions{ExclusiveLocking: true, BusyTimeout: busy})
 	if err != nil {
 		return nil, err

@@ -121,3 +121,22 @@ func TestLockPathLinkOrDirectoryRefused(t *testing.T) {
 		}
 	}
 }
+
+// TestLockDatabaseIsPrivate: another user who could read the lock
+// database could hold a read transaction open and keep every holder out,
+// so it is created 0600, whatever the umask; the holder stamp, which is
+// only for reading, stays readable by all.
+func TestLockDatabaseIsPrivate(t *testing.T) {
+	f := platformtest.New(t)
+	path := lockPath(f)
+	mustAcquire(t, f.Platform, path)
+	for name, private := range map[string]bool{path: true, path + holderSuffix: false} {
+		st, err := os.Stat(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := st.Mode().Perm()&0o077 == 0; got != private {
+			t.Errorf("%s has mode %v; want private %v", name, st.Mode().Perm(), private)
+		}
+	}
+}
