@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"path/filepath"
 	"runtime"
 	"syscall"
 	"time"
@@ -52,7 +53,13 @@ func runLock(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		ctx, cancel = context.WithTimeout(ctx, *timeout)
 		defer cancel()
 	}
-	lock, err := plock.Acquire(ctx, host(), path, plock.Options{Wait: *wait || *timeout > 0})
+	p := host()
+	if path == "" {
+		fmt.Fprintln(stderr, "collab lock: the lock path is empty")
+		return 2
+	}
+	warnShared(p, path, stderr)
+	lock, err := plock.Acquire(ctx, p, path, plock.Options{Wait: *wait || *timeout > 0})
 	if err != nil {
 		return lockFailed(stderr, path, err)
 	}
@@ -84,6 +91,19 @@ func lockFailed(stderr io.Writer, path string, err error) int {
 func runHolding(argv []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	status, _ := supervise(child{argv: argv, stdin: stdin, stdout: stdout, stderr: stderr})
 	return status
+}
+
+// warnShared warns when the lock's directory is one another user may
+// write in, or owns: that user could remove the lock file, or a stale
+// stamp, and let a second holder in.
+func warnShared(p *platform.Platform, path string, stderr io.Writer) {
+	dir, err := p.FS.EvalSymlinks(filepath.Dir(path))
+	if err != nil {
+		return // Acquire says what is wrong with it
+	}
+	if err := platform.TrustedDir(p.FS, dir); errors.As(err, new(*platform.UntrustedDirError)) {
+		fmt.Fprintf(stderr, "collab lock: warning: %v; another user could break this lock\n", err)
+	}
 }
 
 // child is a command to run while a lock or lease is held.

@@ -138,3 +138,28 @@ func TestLockRejectsANegativeTimeout(t *testing.T) {
 		t.Fatalf("the lock file was touched: %v", err)
 	}
 }
+
+// TestLockWarnsOfASharedDirectory: a lock in a directory others may write
+// in without the sticky bit could be removed by them; collab lock says so,
+// and still runs the command. A private directory gets no warning, and an
+// empty path is refused.
+func TestLockWarnsOfASharedDirectory(t *testing.T) {
+	shared := filepath.Join(t.TempDir(), "shared")
+	if err := os.Mkdir(shared, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(shared, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut := runCLI(t, "", "lock", filepath.Join(shared, "app.lock"), "--", "echo", "ran")
+	if code != 0 || out != "ran\n" || !strings.Contains(errOut, "warning") || !strings.Contains(errOut, "other users may write") {
+		t.Fatalf("shared: exit %d, stdout %q, stderr %q; want the command run and a warning", code, out, errOut)
+	}
+	code, _, errOut = runCLI(t, "", "lock", filepath.Join(t.TempDir(), "app.lock"), "--", "true")
+	if code != 0 || errOut != "" {
+		t.Fatalf("private: exit %d, stderr %q; want no warning", code, errOut)
+	}
+	if code, _, errOut = runCLI(t, "", "lock", "", "--", "true"); code != 2 || !strings.Contains(errOut, "empty") {
+		t.Fatalf("empty path: exit %d, stderr %q; want 2 and a message", code, errOut)
+	}
+}
