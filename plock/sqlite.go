@@ -85,15 +85,22 @@ func (b *sqliteBackend) needsIdentity() bool { return false }
 // stamp writes the holder's identity beside the lock, for diagnostics; a
 // holder that cannot read its own identity removes a stale stamp instead.
 func (h *sqliteHeld) stamp(name string, self *platform.Identity) error {
+	err := removeIfExists(h.fsys, name)
+	if errors.Is(err, fs.ErrPermission) {
+		// Another user's stamp in a sticky directory (/tmp): it cannot
+		// be replaced, and the stamp is only for diagnostics, so the lock
+		// is kept without one. Readers may meet that user's stale stamp,
+		// which names a process that does not hold the lock.
+		return nil
+	}
 	if self == nil {
-		if err := removeIfExists(h.fsys, name); err != nil {
+		if err != nil {
 			return fmt.Errorf("plock: remove stale holder stamp %s: %w", name, err)
 		}
 		return nil
 	}
 	// Diagnostics need no durability: replace the stamp without syncing.
 	// The lock keeps other writers out; a reader may briefly find none.
-	err := removeIfExists(h.fsys, name)
 	if err == nil {
 		err = h.fsys.CreateExclusive(name, self.Marshal(), 0o644)
 	}

@@ -5,6 +5,7 @@ package plock
 import (
 	"context"
 	"errors"
+	"io/fs"
 	"os"
 	"strings"
 	"syscall"
@@ -138,5 +139,29 @@ func TestLockDatabaseIsPrivate(t *testing.T) {
 		if got := st.Mode().Perm()&0o077 == 0; got != private {
 			t.Errorf("%s has mode %v; want private %v", name, st.Mode().Perm(), private)
 		}
+	}
+}
+
+// TestForeignStampDoesNotFailTheLock: in a sticky directory (/tmp) a
+// holder stamp left by another user cannot be removed; the stamp is only
+// for diagnostics, so the lock is still taken, and released, without one.
+func TestForeignStampDoesNotFailTheLock(t *testing.T) {
+	f := platformtest.New(t)
+	path := lockPath(f)
+	if err := os.WriteFile(path+holderSuffix, []byte("another user's"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f.FS.SetFault(func(op platformtest.Op, name string) error {
+		if op == platformtest.OpRemove && name == path+holderSuffix {
+			return &fs.PathError{Op: "remove", Path: name, Err: fs.ErrPermission}
+		}
+		return nil
+	})
+	l, err := Acquire(context.Background(), f.Platform, path, Options{})
+	if err != nil {
+		t.Fatalf("Acquire beside a stamp it may not remove: %v", err)
+	}
+	if err := l.Release(); err != nil {
+		t.Fatalf("Release: %v", err)
 	}
 }
