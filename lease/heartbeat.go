@@ -102,7 +102,7 @@ func (m *Manager) collectDue() ([]renewal, time.Duration) {
 	// heartbeat early, so that leases acquired apart fall into one batch.
 	horizon := now + m.cfg.Heartbeat
 	var batch []renewal
-	deadline := now + m.cfg.TTL
+	deadline := now + m.lifetime()
 	for h := range m.live {
 		if !h.scheduled || h.renewAt > horizon || h.inflight {
 			continue
@@ -113,7 +113,7 @@ func (m *Manager) collectDue() ([]renewal, time.Duration) {
 		}
 		h.inflight = true
 		batch = append(batch, renewal{h, store.Write{Key: h.key, Snapshot: h.snapshot(h.token, false), Expected: h.rev}, now})
-		deadline = min(deadline, h.writeStart+m.cfg.TTL)
+		deadline = min(deadline, h.writeStart+m.lifetime())
 	}
 	return batch, deadline
 }

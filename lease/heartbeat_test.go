@@ -321,3 +321,30 @@ func TestNoRenewalEventsAfterLoss(t *testing.T) {
 		})
 	}
 }
+
+// TestLossMargin: with a LossMargin, a holder whose renewals fail declares
+// the lease lost that margin before its TTL from the start of its claim,
+// while an observer still waits the whole TTL for it.
+func TestLossMargin(t *testing.T) {
+	const margin = hb
+	f := platformtest.New(t)
+	inner := lease.NewMemoryRepository()
+	repo := newFaultRepo(inner, f.Clock)
+	m, rec := newManager(t, f.Platform, repo, func(c *lease.Config) { c.LossMargin = margin })
+	start := f.Clock.Monotonic()
+	h := mustAcquire(t, m, "k")
+	repo.failNext(-1)
+	for now := f.Clock.Monotonic(); now < start+ttl-margin-time.Nanosecond; now = f.Clock.Monotonic() {
+		step(t, f.Clock, 2, min(hb/10, start+ttl-margin-time.Nanosecond-now))
+	}
+	settle(t, f.Clock, 2)
+	wantNotEnded(t, h)
+	advance(f.Clock, time.Nanosecond)
+	wantLost(t, h)
+	if _, lostAt := rec.waitCount(t, lease.Lost, 1); lostAt[0] != start+ttl-margin {
+		t.Fatalf("lost %v after the claim started, want the TTL less the margin, %v", lostAt[0]-start, ttl-margin)
+	}
+	if s := mustLoad(t, inner, "k").Snapshot; s.TTL != ttl {
+		t.Fatalf("the record's TTL is %v, want the whole TTL %v for observers", s.TTL, ttl)
+	}
+}

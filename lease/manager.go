@@ -19,8 +19,14 @@ type Config struct {
 	// holder declares itself lost. Required.
 	TTL time.Duration
 	// Heartbeat is how often a holder renews. Required; Heartbeat × 2 must
-	// not exceed TTL.
+	// not exceed TTL − LossMargin.
 	Heartbeat time.Duration
+	// LossMargin makes a holder declare itself lost this long before its
+	// TTL has passed since the start of its last successful write, while
+	// observers still wait the whole TTL: work stopped on Lost() has that
+	// long to end before any successor can take over (collab lease run's
+	// --grace). Zero by default; it must be less than TTL.
+	LossMargin time.Duration
 	// Repository stores the records: a repository of lease/sqlite,
 	// lease/file or lease/postgres, a MemoryRepository, or any
 	// store.Repository. Required.
@@ -47,8 +53,10 @@ func (c Config) Validate() error {
 		return &ConfigError{"TTL", fmt.Sprintf("is %v; want more than 0", c.TTL)}
 	case c.Heartbeat <= 0:
 		return &ConfigError{"Heartbeat", fmt.Sprintf("is %v; want more than 0", c.Heartbeat)}
-	case c.Heartbeat > c.TTL/2: // Heartbeat × 2 > TTL, without overflow
-		return &ConfigError{"Heartbeat", fmt.Sprintf("is %v; Heartbeat × 2 must not exceed TTL (%v)", c.Heartbeat, c.TTL)}
+	case c.LossMargin < 0 || c.LossMargin >= c.TTL:
+		return &ConfigError{"LossMargin", fmt.Sprintf("is %v; want at least 0 and less than TTL (%v)", c.LossMargin, c.TTL)}
+	case c.Heartbeat > (c.TTL-c.LossMargin)/2: // Heartbeat × 2 > TTL − LossMargin, without overflow
+		return &ConfigError{"Heartbeat", fmt.Sprintf("is %v; Heartbeat × 2 must not exceed TTL − LossMargin (%v)", c.Heartbeat, c.TTL-c.LossMargin)}
 	case c.Repository == nil:
 		return &ConfigError{"Repository", "is nil"}
 	case c.Policy != nil && c.Policy.Family() != "lease":
@@ -165,7 +173,7 @@ func (m *Manager) fireLocked(h *Lease, trigger policy.TriggerID, facts policy.Fa
 		h.stopTimersLocked()
 	}
 	if out.Has(outArmDeadline) {
-		h.armDeadlineLocked(m.cfg.TTL - (m.now() - h.writeStart))
+		h.armDeadlineLocked(m.lifetime() - (m.now() - h.writeStart))
 	}
 	if out.Has(outScheduleRenew) {
 		m.scheduleLocked(h, m.cfg.Heartbeat)
@@ -186,6 +194,10 @@ func (m *Manager) fireLocked(h *Lease, trigger policy.TriggerID, facts policy.Fa
 	}
 	return out
 }
+
+// lifetime is how long after the start of its last successful write a
+// holder of this manager declares itself lost: the TTL less the margin.
+func (m *Manager) lifetime() time.Duration { return m.cfg.TTL - m.cfg.LossMargin }
 
 // retryDelay is the wait before retrying a failed renewal: short enough
 // for several tries before the deadline.

@@ -36,6 +36,10 @@ func TestNewManagerConfig(t *testing.T) {
 		{"negative heartbeat", func(c *lease.Config) { c.Heartbeat = -time.Second }, "Heartbeat"},
 		{"heartbeat over half the TTL", func(c *lease.Config) { c.Heartbeat = c.TTL/2 + time.Nanosecond }, "Heartbeat"},
 		{"heartbeat that overflows when doubled", func(c *lease.Config) { c.Heartbeat = 1 << 62 }, "Heartbeat"},
+		{"loss margin", func(c *lease.Config) { c.LossMargin = c.TTL - 2*c.Heartbeat }, ""},
+		{"negative loss margin", func(c *lease.Config) { c.LossMargin = -time.Nanosecond }, "LossMargin"},
+		{"loss margin of the whole TTL", func(c *lease.Config) { c.LossMargin = c.TTL }, "LossMargin"},
+		{"loss margin that leaves no room for two heartbeats", func(c *lease.Config) { c.LossMargin = c.TTL - 2*c.Heartbeat + time.Nanosecond }, "Heartbeat"},
 		{"no repository", func(c *lease.Config) { c.Repository = nil }, "Repository"},
 		{"policy of another family", func(c *lease.Config) { c.Policy = fsm.LanePolicy }, "Policy"},
 	}

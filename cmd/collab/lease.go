@@ -138,7 +138,7 @@ func runLeaseRun(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	ttl := fs.Duration("ttl", time.Minute, "the lease's time to live")
 	heartbeat := fs.Duration("heartbeat", 15*time.Second, "how often to renew (at most ttl/2)")
 	wait := fs.Bool("wait", false, "wait for the holder instead of exiting 75 at once")
-	grace := fs.Duration("grace", 10*time.Second, "after loss, time between SIGTERM and SIGKILL of the command")
+	grace := fs.Duration("grace", 10*time.Second, "time between SIGTERM and SIGKILL of the command on loss; the lease is declared lost this long before its TTL, so that the command has stopped before a successor may take over (default 10s, or less to leave two heartbeats in the TTL)")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -157,8 +157,18 @@ func runLeaseRun(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if err := store.ValidateKey(*key); err != nil {
 		keyErr = fmt.Errorf("--key: %w", err)
 	}
-	cfg := lease.Config{TTL: *ttl, Heartbeat: *heartbeat, Repository: lease.NewMemoryRepository(), Platform: host()}
-	if reportAll(stderr, "collab lease run", specErr, keyErr, nonNegative("grace", *grace, "SIGKILL at once"), cfg.Validate()) {
+	graceErr := nonNegative("grace", *grace, "SIGKILL at once")
+	if !flagSet(fs, "grace") {
+		*grace = min(*grace, max(*ttl-2**heartbeat, 0))
+	} else if room := *ttl - 2**heartbeat; graceErr == nil && *grace > room {
+		graceErr = fmt.Errorf("--grace: is %v; the command must stop before a successor may take over, so it must leave two heartbeats in the TTL: at most %v", *grace, max(room, 0))
+	}
+	cfg := lease.Config{TTL: *ttl, Heartbeat: *heartbeat, LossMargin: *grace, Repository: lease.NewMemoryRepository(), Platform: host()}
+	cfgErr := error(nil)
+	if graceErr == nil {
+		cfgErr = cfg.Validate()
+	}
+	if reportAll(stderr, "collab lease run", specErr, keyErr, graceErr, cfgErr) {
 		return 2
 	}
 	st, err := openStore(host(), spec)
@@ -221,6 +231,13 @@ func acquireLease(m *lease.Manager, key string, wait bool, every, ttl time.Durat
 			return nil, 130
 		}
 	}
+}
+
+// flagSet reports whether the flag name was given.
+func flagSet(fs *flag.FlagSet, name string) bool {
+	set := false
+	fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
+	return set
 }
 
 // errStoreSilent ends an acquisition the store did not answer within a TTL.

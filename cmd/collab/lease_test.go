@@ -115,7 +115,7 @@ func shortLease(store, script string) (io.Reader, <-chan int, *bytes.Buffer) {
 	done := make(chan int, 1)
 	errb := new(bytes.Buffer)
 	go func() {
-		done <- run([]string{"lease", "run", "--store", store, "--key", "k", "--ttl", "400ms", "--heartbeat", "50ms", "--grace", "5s",
+		done <- run([]string{"lease", "run", "--store", store, "--key", "k", "--ttl", "400ms", "--heartbeat", "50ms", "--grace", "200ms",
 			"--", "sh", "-c", script}, strings.NewReader(""), stdoutW, errb)
 		stdoutW.Close()
 	}()
@@ -273,6 +273,7 @@ func TestLeaseRunChecksArgumentsBeforeOpeningTheStore(t *testing.T) {
 		{"key with NUL", []string{"--key", "a\x00b"}, []string{"--key", "contains NUL"}},
 		{"negative grace", []string{"--key", "k", "--grace", "-5s"}, []string{`"-5s" for flag --grace: negative`}},
 		{"heartbeat", []string{"--key", "k", "--ttl", "1s", "--heartbeat", "1s"}, []string{"Heartbeat"}},
+		{"grace past a successor's takeover", []string{"--key", "k", "--ttl", "3s", "--heartbeat", "1s", "--grace", "2s"}, []string{"--grace", "at most 1s"}},
 		{"all at once", []string{"--key", strings.Repeat("k", 300), "--grace", "-1ms"}, []string{"--key", "--grace"}},
 	}
 	for kind, store := range stores(t) {
