@@ -63,7 +63,13 @@ func main() {
 
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	cmds := commands()
-	if len(args) == 0 || args[0] == "help" || args[0] == "-h" || args[0] == "--help" {
+	if len(args) == 0 {
+		// No command is a usage error, as with any other tool: a script
+		// that forgot its arguments must not see success.
+		usage(stderr, cmds)
+		return 2
+	}
+	if args[0] == "help" || args[0] == "-h" || args[0] == "--help" {
 		usage(stdout, cmds)
 		return 0
 	}

@@ -65,6 +65,7 @@ func TestJudge(t *testing.T) {
 		{"garbage stamp", "", []string{"judge", `{"pid":"x"}`}, 1, `field "pid"`},
 		{"no argument", "", []string{"judge"}, 2, "usage"},
 		{"unknown command", "", []string{"nope"}, 2, `unknown command "nope"`},
+		{"no command", "", nil, 2, "usage: collab COMMAND"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
