@@ -12,9 +12,10 @@ import (
 
 // activation is one run of Activate for a key.
 type activation struct {
-	ctx    context.Context
-	cancel context.CancelCauseFunc
-	ended  chan struct{} // closed once the lane has stepped past it
+	ctx      context.Context
+	cancel   context.CancelCauseFunc
+	ended    chan struct{} // closed once the lane has stepped past it
+	returned bool          // Activate has returned; under Lanes.mu
 }
 
 // startLocked takes a slot for an activation of ln; fx gets it a
@@ -56,9 +57,15 @@ func (l *Lanes[K]) runActivation(ln *lane[K], run *activation) (next *lane[K], n
 		returned bool
 	)
 	defer func() {
-		if monitoring {
+		// From here the turn timeout no longer applies: OnExit may
+		// outlast it, and must not hear of a timeout of an activation
+		// that returned.
+		if l.cfg.TurnTimeout > 0 || monitoring {
 			l.mu.Lock()
-			l.leaveLocked(ln)
+			run.returned = true
+			if monitoring {
+				l.leaveLocked(ln)
+			}
 			l.mu.Unlock()
 		}
 		var exit Exit
@@ -123,11 +130,12 @@ func (l *Lanes[K]) hookTime() time.Duration {
 	return l.cfg.Clock.Monotonic()
 }
 
-// timeout interrupts run if it is still the lane's activation.
+// timeout interrupts run if it is still the lane's activation and has not
+// returned.
 func (l *Lanes[K]) timeout(ln *lane[K], run *activation) {
 	var fx effects[K]
 	l.mu.Lock()
-	if ln.run == run {
+	if ln.run == run && !run.returned {
 		l.stepLocked(ln, policy.LaneTimeout, &fx)
 	}
 	l.mu.Unlock()

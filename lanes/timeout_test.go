@@ -3,9 +3,11 @@ package lanes
 import (
 	"context"
 	"errors"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/rivus/collab/platform/clock"
 	"github.com/rivus/collab/platform/platformtest"
 )
 
@@ -80,4 +82,42 @@ func TestTurnTimeoutDisarmed(t *testing.T) {
 	if e := g.nextExit(t, "a"); e != (Interrupted{Started: true, Cause: ErrTurnTimeout}) {
 		t.Errorf("exit = %v, want interrupted by the turn timeout", e)
 	}
+}
+
+// An OnExit that outlasts TurnTimeout hears no timeout of an activation
+// that returned in time: Hooks.TimedOut does not fire for it.
+func TestTurnTimeoutAfterReturnIgnored(t *testing.T) {
+	clock := &ranClock{platformtest.NewClock(), make(chan struct{}, 1)}
+	inOnExit, leave := make(chan struct{}), make(chan struct{})
+	var timedOut atomic.Int32
+	cfg := Config[string]{MaxConcurrent: 1, TurnTimeout: time.Minute, Clock: clock,
+		Activate: func(context.Context, string) error { return nil },
+		OnExit:   func(string, Exit) { close(inOnExit); <-leave },
+		Hooks:    Hooks[string]{TimedOut: func(string) { timedOut.Add(1) }}}
+	l := newLanes(t, cfg)
+	wakeWant(t, l, "a", Started)
+	<-inOnExit
+	ctx, cancel := context.WithTimeout(context.Background(), patience)
+	defer cancel()
+	if err := clock.WaitForTimers(ctx, 1); err != nil {
+		t.Fatalf("no turn timer armed: %v", err)
+	}
+	clock.Advance(time.Minute) // the timer fires while OnExit runs
+	<-clock.ran
+	close(leave)
+	l.Close()
+	if n := timedOut.Load(); n != 0 {
+		t.Fatalf("TimedOut fired %d times for an activation that returned in time", n)
+	}
+}
+
+// ranClock is a fake clock that tells when a function of AfterFunc has
+// run, so that a test can look after it.
+type ranClock struct {
+	*platformtest.Clock
+	ran chan struct{}
+}
+
+func (c *ranClock) AfterFunc(d time.Duration, f func()) clock.Timer {
+	return c.Clock.AfterFunc(d, func() { f(); c.ran <- struct{}{} })
 }
