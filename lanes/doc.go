@@ -61,7 +61,10 @@
 //
 //  1. Activate returns soon after its context is cancelled.
 //  2. OnExit does not call Cancel or Close of the same lanes, nor wait
-//     for them.
+//     for them; nor does Activate call Close or wait for it (Close waits
+//     for every activation to return, the caller's own too, so it would
+//     wait for ever). To stop the lanes from inside, cancel the context
+//     given to New, whose Close runs on a goroutine of its own.
 //  3. Close is called (or New's ctx cancelled) before the program drops
 //     the lanes, so that their goroutines end.
 //

@@ -146,7 +146,8 @@ func (l *Lanes[K]) Cancel(ctx context.Context, key K) error {
 // Close refuses later wakes with ErrClosed, drops the queue, interrupts
 // every running activation and waits for them to return. It is idempotent
 // and safe to call from several goroutines; each call returns once every
-// activation has ended.
+// activation has ended, so an Activate or OnExit that calls it waits for
+// itself for ever: stop the lanes from inside by cancelling New's ctx.
 func (l *Lanes[K]) Close() error {
 	l.closeOnce.Do(func() {
 		var fx effects[K]
