@@ -215,3 +215,28 @@ func TestNewDoneContext(t *testing.T) {
 		l.Close()
 	}
 }
+
+// TestStopFromInside: an activation that cancels New's ctx stops the
+// lanes without waiting for itself: its own ctx is interrupted, and later
+// wakes get ErrClosed.
+func TestStopFromInside(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	interrupted := make(chan error, 1)
+	l, err := New(ctx, Config[string]{MaxConcurrent: 1,
+		Activate: func(actx context.Context, _ string) error {
+			cancel()
+			<-actx.Done()
+			interrupted <- context.Cause(actx)
+			return actx.Err()
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wakeWant(t, l, "a", Started)
+	if cause := <-interrupted; !errors.Is(cause, ErrClosed) {
+		t.Fatalf("the activation's ctx ended with %v, want ErrClosed", cause)
+	}
+	l.Close()
+	wakeWant(t, l, "b", ErrClosed)
+}
