@@ -126,7 +126,7 @@ func runLease(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 			return runLeaseLs(args[1:], stdout, stderr)
 		}
 	}
-	fmt.Fprintln(stderr, "usage: collab lease run --store STORE --key KEY [--ttl D] [--heartbeat D] [--wait] -- COMMAND [ARG...]\n       collab lease ls --store STORE [--json]")
+	fmt.Fprintln(stderr, "usage: collab lease run --store STORE --key KEY [--ttl D] [--heartbeat D] [--wait] [--timeout D] -- COMMAND [ARG...]\n       collab lease ls --store STORE [--json]")
 	return 2
 }
 
@@ -137,7 +137,8 @@ func runLeaseRun(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	key := fs.String("key", "", "the key to lease")
 	ttl := fs.Duration("ttl", time.Minute, "the lease's time to live")
 	heartbeat := fs.Duration("heartbeat", 15*time.Second, "how often to renew (at most ttl/2)")
-	wait := fs.Bool("wait", false, "wait for the holder instead of exiting 75 at once")
+	wait := fs.Bool("wait", false, "wait for the holder instead of exiting 75 at once, trying again every tenth of --ttl: a released lease is taken soon after, a silent holder once the longer of its TTL and --ttl has passed since first seen")
+	timeout := fs.Duration("timeout", 0, "with --wait, give up after this long and exit 75 (0: wait for ever)")
 	grace := fs.Duration("grace", 10*time.Second, "time between SIGTERM and SIGKILL of the command on loss; the lease is declared lost this long before its TTL, so that the command has stopped before a successor may take over (default 10s, or less to leave two heartbeats in the TTL)")
 	if err := fs.Parse(args); err != nil {
 		return 2
@@ -148,7 +149,7 @@ func runLeaseRun(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		argv = argv[1:]
 	}
 	if *key == "" || len(argv) == 0 {
-		fmt.Fprintln(stderr, "usage: collab lease run --store STORE --key KEY [--ttl D] [--heartbeat D] [--wait] -- COMMAND [ARG...]")
+		fmt.Fprintln(stderr, "usage: collab lease run --store STORE --key KEY [--ttl D] [--heartbeat D] [--wait] [--timeout D] -- COMMAND [ARG...]")
 		return 2
 	}
 	// Validate every argument before the store is opened (or created).
@@ -168,7 +169,7 @@ func runLeaseRun(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if graceErr == nil {
 		cfgErr = cfg.Validate()
 	}
-	if reportAll(stderr, "collab lease run", specErr, keyErr, graceErr, cfgErr) {
+	if reportAll(stderr, "collab lease run", specErr, keyErr, graceErr, nonNegative("timeout", *timeout, "wait for ever"), cfgErr) {
 		return 2
 	}
 	st, err := openStore(host(), spec)
@@ -184,7 +185,7 @@ func runLeaseRun(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return 1
 	}
 	defer m.Close()
-	l, code := acquireLease(m, *key, *wait, *heartbeat, *ttl, stderr)
+	l, code := acquireLease(m, *key, *wait || *timeout > 0, *timeout, *ttl, stderr)
 	if l == nil {
 		return code
 	}
@@ -198,40 +199,54 @@ func runLeaseRun(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	return status
 }
 
-// acquireLease acquires key, retrying every heartbeat with wait until an
-// interrupt; it returns the lease, or nil and the exit status. Each
+// acquireLease acquires key; with wait it waits for the holder (see
+// lease.Manager.AcquireWait), until timeout if positive, or an interrupt.
+// It returns the lease, or nil and the exit status. Without wait the
 // attempt is bounded by the TTL: a store that does not answer in that
 // time (a server down, a per-key lock another user holds) fails the
 // command instead of hanging it.
-func acquireLease(m *lease.Manager, key string, wait bool, every, ttl time.Duration, stderr io.Writer) (*lease.Lease, int) {
+func acquireLease(m *lease.Manager, key string, wait bool, timeout, ttl time.Duration, stderr io.Writer) (*lease.Lease, int) {
 	ctx, stop := signal.NotifyContext(context.Background(), forwardedSignals...)
 	defer stop()
-	for {
-		attempt, cancel := context.WithTimeoutCause(ctx, ttl, errStoreSilent)
-		l, err := m.Acquire(attempt, key)
+	var (
+		l   *lease.Lease
+		err error
+	)
+	if wait {
+		wctx, cancel := ctx, context.CancelFunc(func() {})
+		if timeout > 0 {
+			wctx, cancel = context.WithTimeoutCause(ctx, timeout, errWaitTimedOut)
+		}
+		l, err = m.AcquireWait(wctx, key)
 		cancel()
-		var held *lease.HeldError
-		switch {
-		case err == nil:
-			return l, 0
-		case errors.As(err, &held) && !wait && held.Holder != nil:
-			fmt.Fprintf(stderr, "collab lease run: %q is held by pid %d on %s\n", key, held.Holder.PID, platform.Printable(held.Holder.Host))
-			return nil, exitHeld
-		case errors.Is(err, lease.ErrHeld) && !wait:
-			fmt.Fprintf(stderr, "collab lease run: %q is held (holder unknown)\n", key)
-			return nil, exitHeld
-		case !errors.Is(err, lease.ErrHeld):
-			fmt.Fprintf(stderr, "collab lease run: %v\n", err)
-			return nil, 1
-		}
-		select {
-		case <-time.After(every):
-		case <-ctx.Done():
-			fmt.Fprintln(stderr, "collab lease run: interrupted while waiting")
-			return nil, 130
-		}
+	} else {
+		attempt, cancel := context.WithTimeoutCause(ctx, ttl, errStoreSilent)
+		l, err = m.Acquire(attempt, key)
+		cancel()
 	}
+	var held *lease.HeldError
+	switch {
+	case err == nil:
+		return l, 0
+	case ctx.Err() != nil:
+		fmt.Fprintln(stderr, "collab lease run: interrupted while waiting")
+		return nil, 130
+	case errors.Is(err, errWaitTimedOut):
+		fmt.Fprintf(stderr, "collab lease run: %q: timed out waiting for the holder\n", key)
+		return nil, exitHeld
+	case errors.As(err, &held) && held.Holder != nil:
+		fmt.Fprintf(stderr, "collab lease run: %q is held by pid %d on %s\n", key, held.Holder.PID, platform.Printable(held.Holder.Host))
+		return nil, exitHeld
+	case errors.Is(err, lease.ErrHeld):
+		fmt.Fprintf(stderr, "collab lease run: %q is held (holder unknown)\n", key)
+		return nil, exitHeld
+	}
+	fmt.Fprintf(stderr, "collab lease run: %v\n", err)
+	return nil, 1
 }
+
+// errWaitTimedOut ends a wait that --timeout bounds.
+var errWaitTimedOut = errors.New("timed out waiting for the holder")
 
 // flagSet reports whether the flag name was given.
 func flagSet(fs *flag.FlagSet, name string) bool {

@@ -384,3 +384,33 @@ func TestLeaseRunBoundedByTheTTL(t *testing.T) {
 		t.Fatalf("exit %d, stderr %q; want a failure naming the silent store", code, errOut)
 	}
 }
+
+// TestLeaseRunWaits: --wait takes the lease once its holder releases it;
+// --timeout gives up with 75, saying so.
+func TestLeaseRunWaits(t *testing.T) {
+	for name, store := range stores(t) {
+		t.Run(name, func(t *testing.T) {
+			end := holdLease(t, "--store", store, "--key", "k", "--ttl", "2s", "--heartbeat", "500ms", "--grace", "100ms")
+			code, _, errOut := runCLI(t, "", "lease", "run", "--store", store, "--key", "k", "--ttl", "2s", "--heartbeat", "500ms", "--timeout", "300ms", "--", "true")
+			if code != exitHeld || !strings.Contains(errOut, "timed out waiting for the holder") {
+				t.Fatalf("--timeout: exit %d (want %d), stderr %q", code, exitHeld, errOut)
+			}
+			done := make(chan struct{})
+			var (
+				out string
+				c   int
+			)
+			go func() {
+				defer close(done)
+				c, out, errOut = runCLI(t, "", "lease", "run", "--store", store, "--key", "k", "--ttl", "2s", "--heartbeat", "500ms", "--wait", "--", "echo", "ran")
+			}()
+			if code := end(); code != 0 {
+				t.Fatalf("holder exit %d", code)
+			}
+			<-done
+			if c != 0 || out != "ran\n" {
+				t.Fatalf("--wait: exit %d, stdout %q, stderr %q", c, out, errOut)
+			}
+		})
+	}
+}
