@@ -114,3 +114,33 @@ func ExampleManager_Close() {
 	// a: lease: released b: lease: released
 	// acquire after close fails: true
 }
+
+// A worker waits for a task's lease while another worker holds it, and
+// takes it over soon after the holder is done.
+func ExampleManager_AcquireWait() {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	repo := lease.NewMemoryRepository()
+	first, _ := lease.NewManager(lease.Config{TTL: time.Second, Heartbeat: 250 * time.Millisecond, Repository: repo})
+	defer first.Close()
+	second, _ := lease.NewManager(lease.Config{TTL: time.Second, Heartbeat: 250 * time.Millisecond, Repository: repo})
+	defer second.Close()
+
+	held, _ := first.Acquire(ctx, "task:42")
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		l, err := second.AcquireWait(ctx, "task:42")
+		if err != nil {
+			fmt.Println(err)
+			return
+		}
+		fmt.Println("the waiter holds token", l.Token())
+	}()
+	fmt.Println("the first holds token", held.Token())
+	held.Close()
+	<-done
+	// Output:
+	// the first holds token 1
+	// the waiter holds token 2
+}
