@@ -12,7 +12,9 @@ import (
 
 	"github.com/rivus/collab/lease"
 	"github.com/rivus/collab/lease/internal/repotest"
+	"github.com/rivus/collab/lease/leasetest"
 	"github.com/rivus/collab/lease/sqlite"
+	"github.com/rivus/collab/lease/store"
 	"github.com/rivus/collab/platform"
 	"github.com/rivus/collab/platform/platformtest"
 	platformsqlite "github.com/rivus/collab/platform/sqlite"
@@ -345,4 +347,10 @@ func prepare(b *testing.B, tx *sql.Tx, query string) *sql.Stmt {
 		b.Fatal(err)
 	}
 	return st
+}
+
+// BenchmarkAcquireWait: release to takeover latency on the memory store
+// (see leasetest.BenchmarkAcquireWait).
+func BenchmarkAcquireWait(b *testing.B) {
+	leasetest.BenchmarkAcquireWait(b, func(*testing.B) store.Repository { return lease.NewMemoryRepository() })
 }

@@ -1,0 +1,73 @@
+package leasetest
+
+import (
+	"context"
+	"math/rand/v2"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/rivus/collab/lease"
+	"github.com/rivus/collab/lease/store"
+)
+
+// BenchmarkAcquireWait measures, on the repository open returns, how soon
+// a waiter (lease.Manager.AcquireWait) takes a lease after its holder
+// releases it: one release and one takeover per op, at a random point of
+// the waiter's polling, with a TTL of one second. It reports the
+// latency's p50 and p99 in milliseconds, and the p99 as a ratio to the
+// polling bound, TTL/10, which the waiter promises to stay near.
+//
+//	func BenchmarkAcquireWait(b *testing.B) {
+//		leasetest.BenchmarkAcquireWait(b, func(b *testing.B) store.Repository { return openMyRepository(b) })
+//	}
+func BenchmarkAcquireWait(b *testing.B, open func(b *testing.B) store.Repository) {
+	const ttl = time.Second
+	repo := open(b)
+	cfg := lease.Config{TTL: ttl, Heartbeat: ttl / 4, Repository: repo}
+	managers := [2]*lease.Manager{}
+	for i := range managers {
+		m, err := lease.NewManager(cfg)
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer m.Close()
+		managers[i] = m
+	}
+	ctx := context.Background()
+	held, err := managers[0].Acquire(ctx, "bench")
+	if err != nil {
+		b.Fatal(err)
+	}
+	latencies := make([]time.Duration, 0, b.N)
+	b.ResetTimer()
+	for i := range b.N {
+		waiter := managers[(i+1)%2]
+		got := make(chan *lease.Lease, 1)
+		go func() {
+			l, err := waiter.AcquireWait(ctx, "bench")
+			if err != nil {
+				b.Error(err)
+			}
+			got <- l
+		}()
+		// Release at a random point of the waiter's polling.
+		time.Sleep(rand.N(ttl / 10))
+		released := time.Now()
+		if err := held.Close(); err != nil {
+			b.Fatal(err)
+		}
+		if held = <-got; held == nil {
+			b.FailNow()
+		}
+		latencies = append(latencies, time.Since(released))
+	}
+	b.StopTimer()
+	_ = held.Close()
+	slices.Sort(latencies)
+	p := func(q float64) time.Duration { return latencies[min(int(q*float64(len(latencies))), len(latencies)-1)] }
+	b.ReportMetric(0, "ns/op")
+	b.ReportMetric(float64(p(0.5))/float64(time.Millisecond), "p50-ms")
+	b.ReportMetric(float64(p(0.99))/float64(time.Millisecond), "p99-ms")
+	b.ReportMetric(float64(p(0.99))/float64(ttl/10), "p99/poll-bound")
+}
