@@ -68,10 +68,12 @@ func TestLossEndsTheCommandsBackgroundJobs(t *testing.T) {
 }
 
 // TestCommandsBackgroundJobsEndWithIt: what the command leaves running
-// when it exits would run without the lock: it is stopped too.
+// when it exits would run without the lock: it is stopped too. (The job
+// lets go of the command's output, so that collab sees the command end at
+// once; one that keeps it open is stopped after WaitDelay.)
 func TestCommandsBackgroundJobsEndWithIt(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "app.lock")
-	code, out, errOut := runCLI(t, "", "lock", path, "--", "sh", "-c", "sleep 60 & echo $!")
+	code, out, errOut := runCLI(t, "", "lock", path, "--", "sh", "-c", "sleep 60 >/dev/null 2>&1 & echo $!")
 	if code != 0 {
 		t.Fatalf("exit %d, stderr %q", code, errOut)
 	}
