@@ -22,6 +22,13 @@ type fileLock struct {
 	err  error
 }
 
+// File returns the locked file. A child process that inherits it (as one
+// of exec.Cmd's ExtraFiles) holds the lock too: the lock belongs to the
+// open file, so it lasts until every process holding the file has closed
+// it or ended, whichever process took it. (Unix only: windows does not
+// pass files to a child this way.)
+func (l *fileLock) File() *os.File { return l.f }
+
 // Unlock closes the file, which drops the lock.
 func (l *fileLock) Unlock() error {
 	l.once.Do(func() { l.err = l.f.Close() })

@@ -79,3 +79,30 @@ func TestTryLockMissingDirectory(t *testing.T) {
 		t.Fatalf("TryLock in a missing directory = %v, want a path error", err)
 	}
 }
+
+func TestFileLocked(t *testing.T) {
+	name := filepath.Join(t.TempDir(), "key.lock")
+	if held, err := FileLocked(name); err != nil || held {
+		t.Fatalf("FileLocked of a missing file = %v, %v; want false, nil", held, err)
+	}
+	if _, err := OSFS().Lstat(name); err == nil {
+		t.Fatal("FileLocked created the file")
+	}
+	l, err := OSFS().TryLock(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if held, err := FileLocked(name); err != nil || !held {
+		t.Fatalf("FileLocked while held = %v, %v; want true, nil", held, err)
+	}
+	l.Unlock()
+	if held, err := FileLocked(name); err != nil || held {
+		t.Fatalf("FileLocked after Unlock = %v, %v; want false, nil", held, err)
+	}
+	// The probe let go of its shared lock: the file can be locked again.
+	again, err := OSFS().TryLock(name)
+	if err != nil {
+		t.Fatalf("TryLock after a probe = %v", err)
+	}
+	again.Unlock()
+}

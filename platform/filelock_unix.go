@@ -43,3 +43,31 @@ func (osFS) TryLock(name string) (Unlocker, error) {
 	}
 	return &fileLock{f: f}, nil
 }
+
+// FileLocked reports whether an exclusive lock TryLock took is held on
+// name, by any process. It creates nothing and takes the lock only for as
+// long as the probe: it opens name read-only and tries a shared lock. A
+// missing file is not locked.
+func FileLocked(name string) (bool, error) {
+	f, err := openNoFollow(name)
+	if errors.Is(err, fs.ErrNotExist) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	defer f.Close()
+	if st, err := f.Stat(); err != nil || !st.Mode().IsRegular() {
+		if err == nil {
+			err = &fs.PathError{Op: "open", Path: name, Err: ErrNotRegular}
+		}
+		return false, err
+	}
+	switch err := unix.Flock(int(f.Fd()), unix.LOCK_SH|unix.LOCK_NB); {
+	case errors.Is(err, unix.EWOULDBLOCK):
+		return true, nil
+	case err != nil:
+		return false, &os.PathError{Op: "flock", Path: name, Err: err}
+	}
+	return false, nil // closing f drops the shared lock
+}

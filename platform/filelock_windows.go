@@ -30,3 +30,29 @@ func (osFS) TryLock(name string) (Unlocker, error) {
 	}
 	return &fileLock{f: f}, nil
 }
+
+// FileLocked reports whether an exclusive lock TryLock took is held on
+// name. It creates nothing: it opens name read-only and tries a shared
+// lock. A missing file is not locked.
+func FileLocked(name string) (bool, error) {
+	if st, err := os.Lstat(name); err == nil && st.Mode()&fs.ModeSymlink != 0 {
+		return false, &fs.PathError{Op: "open", Path: name, Err: ErrSymlink}
+	}
+	f, err := os.Open(name)
+	if errors.Is(err, fs.ErrNotExist) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	defer f.Close()
+	ol := new(windows.Overlapped)
+	err = windows.LockFileEx(windows.Handle(f.Fd()), windows.LOCKFILE_FAIL_IMMEDIATELY, 0, 1, 0, ol)
+	switch {
+	case errors.Is(err, windows.ERROR_LOCK_VIOLATION):
+		return true, nil
+	case err != nil:
+		return false, &os.PathError{Op: "LockFileEx", Path: name, Err: err}
+	}
+	return false, windows.UnlockFileEx(windows.Handle(f.Fd()), 0, 1, 0, ol)
+}

@@ -101,6 +101,10 @@ func TestTryLockRefusesPlantedFiles(t *testing.T) {
 		if !errors.Is(err, want) || !errors.As(err, &pe) || filepath.Base(pe.Path) != name {
 			t.Errorf("TryLock(%s) = %v, want a *fs.PathError naming it, matching %v", name, err, want)
 		}
+		held, err := FileLocked(filepath.Join(dir, name))
+		if held || !errors.Is(err, want) || !errors.As(err, &pe) || filepath.Base(pe.Path) != name {
+			t.Errorf("FileLocked(%s) = %v, %v; want a *fs.PathError naming it, matching %v", name, held, err, want)
+		}
 	}
 	if _, err := os.Lstat(target); !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("the link's target was created: %v", err)

@@ -88,7 +88,18 @@ func TestCommandsBackgroundJobsEndWithIt(t *testing.T) {
 // without the lock.
 func TestCommandDiesWithCollab(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "app.lock")
-	cmd := exec.Command(os.Args[0], "lock", path, "--", "sh", "-c", "echo $$; exec sleep 60")
+	cmd, pids := startCollab(t, "lock", path, "--", "sh", "-c", "echo $$; exec sleep 60")
+	killCollab(t, cmd)
+	if !gone(pids[0]) {
+		t.Errorf("the command %d still runs after collab was killed", pids[0])
+	}
+}
+
+// startCollab starts this test binary as collab with args, and returns it
+// with the pids the command prints on its first line.
+func startCollab(t *testing.T, args ...string) (*exec.Cmd, []int) {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], args...)
 	cmd.Env = append(os.Environ(), asCollabEnv+"=1")
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
@@ -97,7 +108,13 @@ func TestCommandDiesWithCollab(t *testing.T) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	pids := readPIDs(t, stdout)
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	return cmd, readPIDs(t, stdout)
+}
+
+// killCollab kills collab with SIGKILL and reaps it.
+func killCollab(t *testing.T, cmd *exec.Cmd) {
+	t.Helper()
 	if err := cmd.Process.Kill(); err != nil {
 		t.Fatal(err)
 	}
@@ -105,7 +122,74 @@ func TestCommandDiesWithCollab(t *testing.T) {
 	if err := cmd.Wait(); !errors.As(err, &exit) || exit.Sys().(syscall.WaitStatus).Signal() != syscall.SIGKILL {
 		t.Fatalf("collab ended with %v, want killed", err)
 	}
-	if !gone(pids[0]) {
-		t.Errorf("the command %d still runs after collab was killed", pids[0])
+}
+
+// TestKilledCollabsJobsKeepTheLock: SIGKILL frees collab's own lock at
+// once, and reaches only the command itself (its parent-death signal), not
+// the command's background jobs. They hold the lock's guard, so the next
+// `collab lock` waits until they are gone: its command finds none of the
+// first command's processes.
+func TestKilledCollabsJobsKeepTheLock(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "app.lock")
+	first, pids := startCollab(t, "lock", path, "--", "sh", "-c", "sleep 60 >/dev/null 2>&1 & echo $$ $!; wait")
+	killCollab(t, first)
+
+	code, _, errOut := runCLI(t, "", "lock", path, "--", "true")
+	if code != exitHeld || !strings.Contains(errOut, guardSuffix) {
+		t.Fatalf("collab lock while the killed holder's job runs: exit %d, stderr %q; want %d naming the guard", code, errOut, exitHeld)
+	}
+	code, out, errOut := runCLI(t, "", "lock", "status", path)
+	if code != 0 || !strings.Contains(out, guardSuffix) {
+		t.Fatalf("collab lock status: exit %d, stdout %q, stderr %q; want held by the guard", code, out, errOut)
+	}
+
+	// The waiter's command looks for the first command's processes (a
+	// zombie nobody reaps counts as gone).
+	script := "for p in " + strconv.Itoa(pids[0]) + " " + strconv.Itoa(pids[1]) + `; do
+		s=$(cut -d' ' -f3 /proc/$p/stat 2>/dev/null)
+		if [ -n "$s" ] && [ "$s" != Z ]; then echo "$p runs"; exit 1; fi
+	done; echo gone`
+	waiter := exec.Command(os.Args[0], "lock", "--wait", "--timeout", "1m", path, "--", "sh", "-c", script)
+	waiter.Env = append(os.Environ(), asCollabEnv+"=1")
+	done := make(chan []byte, 1)
+	go func() { out, _ := waiter.CombinedOutput(); done <- out }()
+	if err := syscall.Kill(pids[1], syscall.SIGKILL); err != nil { // the job started by this test's own collab
+		t.Fatal(err)
+	}
+	if out := <-done; string(out) != "gone\n" || waiter.ProcessState.ExitCode() != 0 {
+		t.Fatalf("the waiter got the lock with %q (exit %d); want it after the first command's processes ended", out, waiter.ProcessState.ExitCode())
+	}
+}
+
+// TestLockFDIsTheGuard: the command finds the guard at $COLLAB_LOCK_FD; a
+// job that closes it does not hold the lock once the command has ended.
+func TestLockFDIsTheGuard(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "app.lock")
+	code, out, errOut := runCLI(t, "", "lock", path, "--", "sh", "-c", `echo "$`+guardEnv+`"; readlink /proc/self/fd/$`+guardEnv)
+	if code != 0 || out != "3\n"+path+guardSuffix+"\n" {
+		t.Fatalf("exit %d, stdout %q, stderr %q; want descriptor 3 open on the guard", code, out, errOut)
+	}
+}
+
+// TestKilledLeaseRunsCommandDies: SIGKILL of `collab lease run` kills its
+// command; a background job of the command, which no parent-death signal
+// reaches, runs on with the old token, which the successor's outranks, so
+// that a fenced resource refuses it (README, Security on a shared machine).
+func TestKilledLeaseRunsCommandDies(t *testing.T) {
+	store := filepath.Join(t.TempDir(), "leases.db")
+	first, out := startCollab(t, "lease", "run", "--store", store, "--key", "k", "--",
+		"sh", "-c", `sleep 60 >/dev/null 2>&1 & echo $$ $! $COLLAB_LEASE_TOKEN; wait`)
+	shell, job, token := out[0], out[1], out[2]
+	defer syscall.Kill(job, syscall.SIGKILL) // the job started by this test's own collab
+	killCollab(t, first)
+	if !gone(shell) {
+		t.Errorf("the command %d still runs after collab was killed", shell)
+	}
+	code, next, errOut := runCLI(t, "", "lease", "run", "--store", store, "--key", "k", "--", "sh", "-c", "echo $COLLAB_LEASE_TOKEN")
+	if code != 0 {
+		t.Fatalf("the successor: exit %d, stderr %q", code, errOut)
+	}
+	if n, err := strconv.Atoi(strings.TrimSpace(next)); err != nil || n <= token {
+		t.Fatalf("the successor's token %q, want one above the killed holder's %d", next, token)
 	}
 }

@@ -15,3 +15,7 @@ func startChild(cmd *exec.Cmd, _ io.Reader) (bool, error) { return false, cmd.St
 
 // signalChild sends sig to the child alone.
 func signalChild(cmd *exec.Cmd, _ bool, sig os.Signal) { _ = cmd.Process.Signal(sig) }
+
+// passesFiles: windows passes no descriptors beyond the standard three to
+// a child, so a lock's guard is not inherited there.
+const passesFiles = false

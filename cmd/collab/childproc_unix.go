@@ -43,3 +43,6 @@ func isTerminal(r io.Reader) bool {
 	_, err := unix.IoctlGetTermios(int(f.Fd()), ioctlGetTermios)
 	return err == nil
 }
+
+// passesFiles: a child inherits exec.Cmd's ExtraFiles.
+const passesFiles = true

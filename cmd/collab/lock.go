@@ -32,6 +32,7 @@ func runLock(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	timeout := fs.Duration("timeout", 0, "with --wait, give up after this long (0: wait for ever)")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: collab lock [--wait] [--timeout DURATION] PATH -- COMMAND [ARG...]\n       collab lock status [--json] PATH")
+		fmt.Fprintln(stderr, "The command gets the lock's guard as descriptor $"+guardEnv+": the lock stays held until every\nprocess holding it has ended; close it in a process that must outlive the lock.")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -59,12 +60,21 @@ func runLock(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return 2
 	}
 	warnShared(p, path, stderr)
-	lock, err := plock.Acquire(ctx, p, path, plock.Options{Wait: *wait || *timeout > 0})
+	waiting := *wait || *timeout > 0
+	lock, err := plock.Acquire(ctx, p, path, plock.Options{Wait: waiting})
 	if err != nil {
 		return lockFailed(stderr, path, err)
 	}
 	defer lock.Release()
-	return runHolding(argv, stdin, stdout, stderr)
+	guard, err := takeGuard(ctx, p, path, waiting)
+	if err != nil {
+		return lockFailed(stderr, path, err)
+	}
+	defer guard.Unlock()
+	c := child{argv: argv, stdin: stdin, stdout: stdout, stderr: stderr}
+	inheritGuard(&c, guard)
+	status, _ := supervise(c)
+	return status
 }
 
 // lockFailed reports a failed acquisition: held (or timed out waiting)
@@ -78,19 +88,15 @@ func lockFailed(stderr io.Writer, path string, err error) int {
 	case errors.Is(err, plock.ErrHeld):
 		fmt.Fprintf(stderr, "collab lock: %s is held (holder unknown)\n", path)
 		return exitHeld
+	case errors.Is(err, errGuardHeld):
+		fmt.Fprintf(stderr, "collab lock: %s is %v\n", path, err)
+		return exitHeld
 	case errors.Is(err, context.DeadlineExceeded):
 		fmt.Fprintf(stderr, "collab lock: %s: timed out waiting for the holder\n", path)
 		return exitHeld
 	}
 	fmt.Fprintf(stderr, "collab lock: %v\n", err)
 	return 1
-}
-
-// runHolding runs argv to its end, passing on the signals that would end
-// this process, and returns its exit status (128+N when signal N killed it).
-func runHolding(argv []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	status, _ := supervise(child{argv: argv, stdin: stdin, stdout: stdout, stderr: stderr})
-	return status
 }
 
 // warnShared warns when the lock's directory is one another user may
@@ -109,7 +115,8 @@ func warnShared(p *platform.Platform, path string, stderr io.Writer) {
 // child is a command to run while a lock or lease is held.
 type child struct {
 	argv           []string
-	env            []string // added to this process's environment
+	env            []string   // added to this process's environment
+	files          []*os.File // passed as descriptors 3, 4, …
 	stdin          io.Reader
 	stdout, stderr io.Writer
 	lost           <-chan struct{} // when closed, the child is stopped
@@ -127,6 +134,7 @@ func supervise(c child) (status int, lost bool) {
 	// collab's own are not files); once the command has exited, wait no
 	// longer than this for them, then stop them (below).
 	cmd.WaitDelay = time.Second
+	cmd.ExtraFiles = c.files
 	if len(c.env) > 0 {
 		cmd.Env = append(os.Environ(), c.env...)
 	}
@@ -188,6 +196,9 @@ type lockStatus struct {
 	Path   string `json:"path"`
 	Held   bool   `json:"held"`
 	Holder any    `json:"holder"`
+	// Guard: the lock is free, but processes of a command that ran under
+	// it still hold its guard, so `collab lock` waits for them.
+	Guard bool `json:"guard,omitempty"`
 }
 
 func runLockStatus(args []string, stdout, stderr io.Writer) int {
@@ -206,28 +217,37 @@ func runLockStatus(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "collab lock status: %v\n", err)
 		return 2
 	}
+	guarded := false
+	if !r.Held {
+		if guarded, err = platform.FileLocked(path + guardSuffix); err != nil {
+			fmt.Fprintf(stderr, "collab lock status: %v\n", err)
+			return 2
+		}
+	}
 	if *asJSON {
-		st := lockStatus{Path: path, Held: r.Held}
+		st := lockStatus{Path: path, Held: r.Held || guarded, Guard: guarded}
 		if r.Holder != nil {
 			st.Holder = r.Holder
 		}
 		b, _ := json.Marshal(st)
 		fmt.Fprintf(stdout, "%s\n", b)
 	} else {
-		fmt.Fprintln(stdout, describeStatus(path, r))
+		fmt.Fprintln(stdout, describeStatus(path, r, guarded))
 	}
-	if r.Held {
+	if r.Held || guarded {
 		return 0
 	}
 	return 1
 }
 
-func describeStatus(path string, r plock.Report) string {
+func describeStatus(path string, r plock.Report, guarded bool) string {
 	switch {
+	case guarded:
+		return path + ": " + errGuardHeld.Error()
 	case !r.Held:
 		return path + ": free"
 	case r.Holder == nil:
 		return path + ": held (holder unknown)"
 	}
-	return fmt.Sprintf("%s: held by pid %d on %s", path, r.Holder.PID, r.Holder.Host)
+	return fmt.Sprintf("%s: held by pid %d on %s", path, r.Holder.PID, platform.Printable(r.Holder.Host))
 }

@@ -163,3 +163,13 @@ func TestLockWarnsOfASharedDirectory(t *testing.T) {
 		t.Fatalf("empty path: exit %d, stderr %q; want 2 and a message", code, errOut)
 	}
 }
+
+// TestLockStatusEscapesTheHost: a holder's host name is written by
+// whoever holds the lock; it reaches the terminal quoted.
+func TestLockStatusEscapesTheHost(t *testing.T) {
+	r := plock.Report{Held: true, Holder: &platform.Identity{PID: 7, Host: "\x1b[2Jbox"}}
+	got := describeStatus("app.lock", r, false)
+	if strings.Contains(got, "\x1b") || !strings.Contains(got, `\x1b[2Jbox`) {
+		t.Fatalf("describeStatus = %q, want the host quoted", got)
+	}
+}

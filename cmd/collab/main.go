@@ -20,7 +20,9 @@
 //	collab lease ls --store STORE [--json]
 //	                           list keys with generation, state, holder, age
 //	collab lock [--wait] [--timeout D] PATH -- COMMAND [ARG...]
-//	                           run COMMAND holding the process lock at PATH
+//	                           run COMMAND holding the process lock at PATH; the
+//	                           lock's guard is its descriptor $COLLAB_LOCK_FD (3), which
+//	                           keeps the lock held until the last process holding it ends
 //	collab lock status [--json] PATH
 //	                           tell whether the lock is held, and by whom
 //	collab help                list the commands

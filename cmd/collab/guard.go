@@ -1,0 +1,72 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"os"
+	"strconv"
+	"time"
+
+	"github.com/rivus/collab/platform"
+)
+
+// The guard keeps a lock held for as long as any process of its command
+// runs, even when collab itself is killed. SQLite's lock belongs to the
+// collab process and ends with it; the command's background jobs, which
+// no parent-death signal reaches, would run on unlocked. So, once it
+// holds the lock, `collab lock` also takes an flock on PATH.guard and
+// hands the locked file to the command as descriptor guardFD: the flock
+// belongs to the open file, and lasts until every process holding it has
+// ended or closed it. The next `collab lock` takes the lock, then the
+// guard, and so waits (or exits 75) while any of them runs. A process
+// that must outlive the lock (a daemon the command starts) closes the
+// descriptor. plock's own callers do not look at the guard.
+const (
+	guardSuffix = ".guard"
+	guardFD     = 3 // the first of exec.Cmd's ExtraFiles
+	guardEnv    = "COLLAB_LOCK_FD"
+)
+
+// How often a waiting `collab lock` tries the guard again: flock has no
+// notification that a file's last holder closed it.
+const (
+	guardFirstBackoff = 5 * time.Millisecond
+	guardMaxBackoff   = 250 * time.Millisecond
+)
+
+// errGuardHeld: processes of a command that ran under the lock still run.
+var errGuardHeld = errors.New("held by processes of an earlier command run under it, which still hold " + guardSuffix)
+
+// takeGuard takes the guard of the lock at path: at once, or, with wait,
+// once its last holder lets go, or ctx ends (ctx.Err()).
+func takeGuard(ctx context.Context, p *platform.Platform, path string, wait bool) (platform.Unlocker, error) {
+	delay := guardFirstBackoff
+	for {
+		u, err := p.FS.TryLock(path + guardSuffix)
+		switch {
+		case errors.Is(err, platform.ErrLocked) && !wait:
+			return nil, errGuardHeld
+		case !errors.Is(err, platform.ErrLocked):
+			return u, err
+		}
+		timer := p.GetClock().NewTimer(delay)
+		select {
+		case <-timer.C():
+		case <-ctx.Done():
+			timer.Stop()
+			return nil, ctx.Err()
+		}
+		delay = min(2*delay, guardMaxBackoff)
+	}
+}
+
+// inheritGuard gives c the guard's file as descriptor guardFD, where the
+// platform passes files to a child.
+func inheritGuard(c *child, guard platform.Unlocker) {
+	f, ok := guard.(interface{ File() *os.File })
+	if !ok || !passesFiles {
+		return
+	}
+	c.files = []*os.File{f.File()}
+	c.env = append(c.env, guardEnv+"="+strconv.Itoa(guardFD))
+}
