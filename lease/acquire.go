@@ -42,12 +42,13 @@ func (m *Manager) Acquire(ctx context.Context, key string) (*Lease, error) {
 
 // acquisition carries out the repository calls of one Acquire.
 type acquisition struct {
-	m   *Manager
-	h   *Lease
-	ctx context.Context
-	rec store.Record // the last record loaded
-	ok  bool         // whether a record existed
-	err error        // the last repository error
+	m    *Manager
+	h    *Lease
+	ctx  context.Context
+	rec  store.Record // the last record loaded
+	ok   bool         // whether a record existed
+	dead bool         // the loaded record's holder is dead on proof
+	err  error        // the last repository error
 }
 
 func (a *acquisition) drive(out policy.Outputs) (*Lease, error) {
@@ -81,8 +82,9 @@ func (a *acquisition) load() policy.Outputs {
 		a.err = err
 		return a.m.fireLocked(a.h, trRepoFailed, 0)
 	}
-	a.rec, a.ok = rec, ok
-	return a.m.fireLocked(a.h, trLoaded, a.m.observeLocked(a.h.key, rec, ok))
+	facts := a.m.observeLocked(a.h.key, rec, ok)
+	a.rec, a.ok, a.dead = rec, ok, facts&factHolderDead != 0
+	return a.m.fireLocked(a.h, trLoaded, facts)
 }
 
 // observeLocked computes the facts of a record loaded to acquire it: free,
@@ -133,7 +135,7 @@ func (a *acquisition) claim() policy.Outputs {
 			a.m.emitLocked(Event{Kind: Acquired, Key: a.h.key, Token: next})
 			if a.ok && !a.rec.Snapshot.Released {
 				prev := a.rec.Snapshot.Holder
-				a.m.emitLocked(Event{Kind: TakenOver, Key: a.h.key, Token: next, Previous: &prev})
+				a.m.emitLocked(Event{Kind: TakenOver, Key: a.h.key, Token: next, Previous: &prev, PreviousDead: a.dead})
 			}
 		}
 		return out

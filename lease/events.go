@@ -45,6 +45,9 @@ type Event struct {
 	Token Token
 	// Previous is the holder a TakenOver event took the key from.
 	Previous *platform.Identity
+	// PreviousDead: the TakenOver event's previous holder was dead on
+	// proof; otherwise it was silent for the TTL.
+	PreviousDead bool
 	// Err is the failure of a RenewalFailed event.
 	Err error
 }
@@ -58,7 +61,7 @@ func (m *Manager) emitLocked(e Event) {
 	}
 	attrs := []slog.Attr{slog.String("key", e.Key), slog.Uint64("token", uint64(e.Token))}
 	if e.Previous != nil {
-		attrs = append(attrs, slog.String("previous", e.Previous.String()))
+		attrs = append(attrs, slog.String("previous", e.Previous.String()), slog.Bool("previous_dead", e.PreviousDead))
 	}
 	if e.Err != nil {
 		attrs = append(attrs, slog.String("err", e.Err.Error()))

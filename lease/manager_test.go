@@ -438,7 +438,7 @@ func TestEvents(t *testing.T) {
 
 	want := []lease.Event{
 		{Kind: lease.Acquired, Key: "k", Token: 2},
-		{Kind: lease.TakenOver, Key: "k", Token: 2, Previous: &dead},
+		{Kind: lease.TakenOver, Key: "k", Token: 2, Previous: &dead, PreviousDead: true},
 		{Kind: lease.Renewed, Key: "k", Token: 2},
 		{Kind: lease.RenewalFailed, Key: "k", Token: 2},
 		{Kind: lease.Lost, Key: "k", Token: 2},
@@ -452,7 +452,7 @@ func TestEvents(t *testing.T) {
 	for i, e := range got {
 		w := want[i]
 		samePrev := (e.Previous == nil) == (w.Previous == nil) && (e.Previous == nil || *e.Previous == *w.Previous)
-		if e.Kind != w.Kind || e.Key != w.Key || e.Token != w.Token || !samePrev {
+		if e.Kind != w.Kind || e.Key != w.Key || e.Token != w.Token || !samePrev || e.PreviousDead != w.PreviousDead {
 			t.Errorf("event %d = %+v, want %+v", i, e, w)
 		}
 		if wantErr := e.Kind == lease.RenewalFailed; wantErr != errors.Is(e.Err, repotest.ErrInjected) {
@@ -463,7 +463,7 @@ func TestEvents(t *testing.T) {
 	failure := (&store.RepositoryError{Op: "save", Key: "k", Err: repotest.ErrInjected}).Error()
 	wantLogs := []logLine{
 		{slog.LevelDebug, "lease acquired", "key=k token=2"},
-		{slog.LevelDebug, "lease taken over", "key=k token=2 previous=" + dead.String()},
+		{slog.LevelDebug, "lease taken over", "key=k token=2 previous=" + dead.String() + " previous_dead=true"},
 		{slog.LevelDebug, "lease renewed", "key=k token=2"},
 		{slog.LevelWarn, "lease renewal failed", "key=k token=2 err=" + failure},
 		{slog.LevelWarn, "lease lost", "key=k token=2"},

@@ -14,16 +14,17 @@ import (
 )
 
 // wantTakeover acquires key with m, which must succeed without the clock
-// moving, with token want, reporting a takeover from prev.
-func wantTakeover(t *testing.T, m *lease.Manager, rec *recorder, key string, want lease.Token, prev platform.Identity) *lease.Lease {
+// moving, with token want, reporting a takeover from prev, dead on proof
+// or silent.
+func wantTakeover(t *testing.T, m *lease.Manager, rec *recorder, key string, want lease.Token, prev platform.Identity, dead bool) *lease.Lease {
 	t.Helper()
 	h := mustAcquire(t, m, key)
 	if h.Token() != want {
 		t.Fatalf("token %d, want %d", h.Token(), want)
 	}
 	evs, _ := rec.of(lease.TakenOver)
-	if len(evs) != 1 || evs[0].Key != key || evs[0].Token != want || evs[0].Previous == nil || *evs[0].Previous != prev {
-		t.Fatalf("taken over events %+v, want one from %v", evs, prev)
+	if len(evs) != 1 || evs[0].Key != key || evs[0].Token != want || evs[0].Previous == nil || *evs[0].Previous != prev || evs[0].PreviousDead != dead {
+		t.Fatalf("taken over events %+v, want one from %v, dead %v", evs, prev, dead)
 	}
 	return h
 }
@@ -50,7 +51,7 @@ func TestTakeoverDeadHolder(t *testing.T) {
 				tt.die(f.Processes, id.PID)
 				m, rec := newManager(t, f.Platform, repo)
 				start := f.Clock.Monotonic()
-				h := wantTakeover(t, m, rec, "k", old.Token()+1, id)
+				h := wantTakeover(t, m, rec, "k", old.Token()+1, id, true)
 				if f.Clock.Monotonic() != start {
 					t.Fatal("the clock moved")
 				}
@@ -125,7 +126,7 @@ func TestTakeoverSilentHolder(t *testing.T) {
 				advance(f.Clock, ttl/2-time.Nanosecond)
 				wantHeld(t, m, "k", h.id)
 				advance(f.Clock, time.Nanosecond)
-				wantTakeover(t, m, rec, "k", h.token+1, h.id)
+				wantTakeover(t, m, rec, "k", h.token+1, h.id, false)
 			})
 		})
 	}
@@ -151,7 +152,7 @@ func TestTakeoverWaitsTheLongerTTL(t *testing.T) {
 				advance(f.Clock, tt.waited-time.Nanosecond)
 				wantHeld(t, m, "k", id)
 				advance(f.Clock, time.Nanosecond)
-				wantTakeover(t, m, rec, "k", 2, id)
+				wantTakeover(t, m, rec, "k", 2, id, false)
 			})
 		})
 	}
@@ -173,7 +174,7 @@ func TestTakeoverIgnoresTheWallClock(t *testing.T) {
 		f.Clock.SetWall(f.Clock.Now().Add(-time.Hour))
 		wantHeld(t, m, "k", id)
 		advance(f.Clock, time.Nanosecond)
-		wantTakeover(t, m, rec, "k", 2, id)
+		wantTakeover(t, m, rec, "k", 2, id, false)
 	})
 }
 
@@ -193,7 +194,7 @@ func TestTakeoverClockRestartsOnNewRecord(t *testing.T) {
 		advance(f.Clock, ttl-time.Nanosecond)
 		wantHeld(t, m, "k", id)
 		advance(f.Clock, time.Nanosecond)
-		wantTakeover(t, m, rec, "k", 2, id)
+		wantTakeover(t, m, rec, "k", 2, id, false)
 	})
 }
 
@@ -209,7 +210,7 @@ func TestTakeoverFrozenHolderFencedRefused(t *testing.T) {
 		m, rec := newManager(t, f.Platform, repo)
 		wantHeld(t, m, "k", id)
 		advance(f.Clock, ttl)
-		h := wantTakeover(t, m, rec, "k", old.Token()+1, id)
+		h := wantTakeover(t, m, rec, "k", old.Token()+1, id, false)
 		wantNotEnded(t, old) // it does not know yet
 		err := old.RunFenced(t.Context(), func(context.Context, lease.Token) error {
 			t.Error("fenced work ran with the old token")
