@@ -25,6 +25,9 @@ var (
 	// ErrFenceLost is the cause with which fenced work is cancelled when
 	// the repository loses the fence under it (see store.FenceWatcher).
 	ErrFenceLost = errors.New("lease: fence lost")
+	// ErrNotHeld is the error of Break on a key with no lease to break:
+	// no record, or a tombstone.
+	ErrNotHeld = errors.New("lease: not held")
 )
 
 // HeldError reports that another live holder holds the key. It matches

@@ -124,15 +124,35 @@ func runLease(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 			return runLeaseRun(args[1:], stdin, stdout, stderr)
 		case "ls":
 			return runLeaseLs(args[1:], stdout, stderr)
+		case "break":
+			return runLeaseBreak(args[1:], stdout, stderr)
 		}
 	}
-	fmt.Fprintln(stderr, "usage: collab lease run --store STORE --key KEY [--ttl D] [--heartbeat D] [--wait] [--timeout D] -- COMMAND [ARG...]\n       collab lease ls --store STORE [--json]")
+	fmt.Fprintln(stderr, "usage: "+leaseRunUsage+"\n       "+leaseLsUsage+"\n       "+leaseBreakUsage)
 	return 2
 }
 
-func runLeaseRun(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("collab lease run", flag.ContinueOnError)
+// The usage lines of collab lease.
+const (
+	leaseRunUsage   = "collab lease run --store STORE --key KEY [--ttl D] [--heartbeat D] [--grace D] [--wait] [--timeout D] -- COMMAND [ARG...]"
+	leaseLsUsage    = "collab lease ls --store STORE [--json]"
+	leaseBreakUsage = "collab lease break --store STORE --key KEY [--force]"
+)
+
+// newFlags returns a flag set for the subcommand name whose usage prints
+// the usage line, then the flags.
+func newFlags(name, usage string, stderr io.Writer) *flag.FlagSet {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "usage: "+usage)
+		fs.PrintDefaults()
+	}
+	return fs
+}
+
+func runLeaseRun(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	fs := newFlags("collab lease run", leaseRunUsage, stderr)
 	storeSpec := fs.String("store", os.Getenv(storeEnv), "a SQLite file path, dir:PATH for one JSON file per key, or a postgres:// URL (default $"+storeEnv+")")
 	key := fs.String("key", "", "the key to lease")
 	ttl := fs.Duration("ttl", time.Minute, "the lease's time to live")
@@ -149,7 +169,7 @@ func runLeaseRun(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		argv = argv[1:]
 	}
 	if *key == "" || len(argv) == 0 {
-		fmt.Fprintln(stderr, "usage: collab lease run --store STORE --key KEY [--ttl D] [--heartbeat D] [--wait] [--timeout D] -- COMMAND [ARG...]")
+		fs.Usage()
 		return 2
 	}
 	// Validate every argument before the store is opened (or created).
@@ -262,18 +282,20 @@ var errStoreSilent = errors.New("the store did not answer within the TTL")
 type leaseRow struct {
 	Key        string             `json:"key"`
 	Generation lease.Token        `json:"generation"`
-	State      string             `json:"state"` // held, released, expired
+	State      string             `json:"state"` // held, released, broken, expired
 	Holder     *platform.Identity `json:"holder"`
 	Age        string             `json:"age"` // since the last renewal, by the holder's wall clock
 }
 
 func runLeaseLs(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("collab lease ls", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := newFlags("collab lease ls", leaseLsUsage, stderr)
 	storeSpec := fs.String("store", os.Getenv(storeEnv), "a SQLite file path, dir:PATH, or a postgres:// URL (default $"+storeEnv+")")
 	asJSON := fs.Bool("json", false, "print JSON lines")
-	if err := fs.Parse(args); err != nil || fs.NArg() != 0 {
-		fmt.Fprintln(stderr, "usage: collab lease ls --store STORE [--json]")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	if fs.NArg() != 0 {
+		fs.Usage()
 		return 2
 	}
 	spec, err := parseStore(*storeSpec)
@@ -362,6 +384,8 @@ func rowOf(key string, s store.Snapshot, now time.Time) leaseRow {
 	holder := s.Holder
 	r.Holder = &holder
 	switch {
+	case s.Broken:
+		r.State = "broken"
 	case s.Released:
 		r.State = "released"
 	case age > s.TTL:

@@ -179,9 +179,14 @@ func lineHas(out, a, b string) bool {
 }
 
 func TestLeaseUsage(t *testing.T) {
-	for _, args := range [][]string{{"lease"}, {"lease", "run", "--store", "x"}, {"lease", "run", "--key", "k", "--store", "x"}, {"lease", "ls", "extra"}} {
-		if code, _, _ := runCLI(t, "", args...); code != 2 {
-			t.Errorf("collab %q: exit %d, want 2", args, code)
+	for _, args := range [][]string{{"lease"}, {"lease", "run", "--store", "x"}, {"lease", "run", "--key", "k", "--store", "x"},
+		{"lease", "ls", "extra"}, {"lease", "ls", "--bogus"}, {"lease", "break", "--store", "x"}, {"lease", "break", "--key", "k", "extra"}} {
+		code, _, errOut := runCLI(t, "", args...)
+		if code != 2 || strings.Count(errOut, "usage:") != 1 {
+			t.Errorf("collab %q: exit %d, stderr %q; want 2 and the usage once", args, code, errOut)
+		}
+		if len(args) > 1 && args[1] == "run" && !strings.Contains(errOut, "-- COMMAND") {
+			t.Errorf("collab %q: the usage %q does not show the command", args, errOut)
 		}
 	}
 	store := filepath.Join(t.TempDir(), "x.db")
@@ -410,6 +415,41 @@ func TestLeaseRunWaits(t *testing.T) {
 			<-done
 			if c != 0 || out != "ran\n" {
 				t.Fatalf("--wait: exit %d, stdout %q, stderr %q", c, out, errOut)
+			}
+		})
+	}
+}
+
+// TestLeaseBreakStopsTheHolder: an operator breaks a running holder's
+// lease. A live holder on this host is refused without --force; with it,
+// the holder's command is stopped with the loss status, `lease ls` shows
+// the break, and the next holder's token is above the break's.
+func TestLeaseBreakStopsTheHolder(t *testing.T) {
+	for name, store := range stores(t) {
+		t.Run(name, func(t *testing.T) {
+			stdoutR, done, errb := shortLease(store, "echo ready; exec sleep 60")
+			if line, err := bufio.NewReader(stdoutR).ReadString('\n'); err != nil || line != "ready\n" {
+				t.Fatalf("command said %q, %v", line, err)
+			}
+			go io.Copy(io.Discard, stdoutR)
+			if code, _, errOut := runCLI(t, "", "lease", "break", "--store", store, "--key", "k"); code != exitHeld || !strings.Contains(errOut, "--force") {
+				t.Fatalf("break of a live holder without --force: exit %d, stderr %q; want %d", code, errOut, exitHeld)
+			}
+			if code, out, errOut := runCLI(t, "", "lease", "break", "--store", store, "--key", "k", "--force"); code != 0 || !strings.Contains(out, "generation 2") {
+				t.Fatalf("break --force: exit %d, stdout %q, stderr %q", code, out, errOut)
+			}
+			if code := <-done; code != exitLeaseLost || !strings.Contains(errb.String(), "lost") {
+				t.Fatalf("the holder: exit %d, stderr %q; want %d", code, errb.String(), exitLeaseLost)
+			}
+			if _, out, _ := runCLI(t, "", "lease", "ls", "--store", store); !lineHas(out, "broken", "pid "+strconv.Itoa(os.Getpid())) {
+				t.Fatalf("lease ls after the break:\n%s", out)
+			}
+			code, out, errOut := runCLI(t, "", "lease", "run", "--store", store, "--key", "k", "--", "sh", "-c", "echo $COLLAB_LEASE_TOKEN")
+			if code != 0 || out != "3\n" {
+				t.Fatalf("the next holder: exit %d, stdout %q, stderr %q; want token 3", code, out, errOut)
+			}
+			if code, _, errOut := runCLI(t, "", "lease", "break", "--store", store, "--key", "k"); code != 1 || !strings.Contains(errOut, "no lease") {
+				t.Fatalf("break of a released lease: exit %d, stderr %q; want 1", code, errOut)
 			}
 		})
 	}

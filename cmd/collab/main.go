@@ -19,6 +19,10 @@
 //	                           held, 76 when the lease was lost (the command stopped)
 //	collab lease ls --store STORE [--json]
 //	                           list keys with generation, state, holder, age
+//	collab lease break --store STORE --key KEY [--force]
+//	                           end a stuck holder's lease: a tombstone of the next
+//	                           generation fences it out; a holder alive on this host
+//	                           only with --force (exit 75 without)
 //	collab lock [--wait] [--timeout D] PATH -- COMMAND [ARG...]
 //	                           run COMMAND holding the process lock at PATH; the
 //	                           lock's guard is its descriptor $COLLAB_LOCK_FD (3), which
@@ -51,7 +55,7 @@ func commands() map[string]command {
 		"gen":      {"generate Go policies from spec files: gen [-out DIR] [-pkg NAME] SPEC.fsm...", runGen},
 		"identity": {"print this process's identity (JSON) and its judgement", runIdentity},
 		"judge":    {"judge a stored identity: collab judge '{...}' or - for stdin", runJudge},
-		"lease":    {"run a command holding a lease (lease run), or list a store's leases (lease ls)", runLease},
+		"lease":    {"run a command holding a lease (lease run), list a store's leases (lease ls), or break one (lease break)", runLease},
 		"lock":     {"run a command holding a process lock; lock status PATH tells who holds it", runLock},
 	}
 }

@@ -73,6 +73,15 @@ func testTombstoneRoundTrip(t *testing.T, r store.Repository) {
 	next := snapshot(8)
 	rev = mustSave(t, r, "k", next, rev)
 	wantRecord(t, r, "k", next, rev)
+	// An operator breaks it: a tombstone of the next generation, marked.
+	broken := snapshot(9)
+	broken.Released, broken.Broken = true, true
+	rev = mustSave(t, r, "k", broken, rev)
+	wantRecord(t, r, "k", broken, rev)
+	// It is a tombstone like another: the next holder acquires over it.
+	after := snapshot(10)
+	rev = mustSave(t, r, "k", after, rev)
+	wantRecord(t, r, "k", after, rev)
 }
 
 func testManyKeysIndependent(t *testing.T, r store.Repository) {

@@ -12,7 +12,7 @@ import (
 type storedRow struct {
 	revision, generation, ttl int64
 	holder, renewedAt         string
-	released                  bool
+	released, broken          bool
 }
 
 // decode converts the row to a record, reporting any value that a valid
@@ -33,6 +33,7 @@ func (row storedRow) decode() (store.Record, error) {
 		Generation: store.Token(row.generation),
 		Holder:     holder,
 		Released:   row.released,
+		Broken:     row.broken,
 		RenewedAt:  t,
 		TTL:        time.Duration(row.ttl),
 	}

@@ -8,7 +8,7 @@
 //
 //	CREATE TABLE IF NOT EXISTS collab_lease_schema (
 //		id      integer PRIMARY KEY CHECK (id = 1),
-//		version integer NOT NULL                     -- 1
+//		version integer NOT NULL                     -- 2
 //	);
 //	CREATE TABLE IF NOT EXISTS collab_leases (
 //		key        text    PRIMARY KEY,
@@ -17,14 +17,16 @@
 //		holder     text    NOT NULL,                 -- platform.Identity JSON
 //		released   boolean NOT NULL,
 //		renewed_at text    NOT NULL,                 -- RFC 3339, nanoseconds
-//		ttl_ns     bigint  NOT NULL
+//		ttl_ns     bigint  NOT NULL,
+//		broken     boolean NOT NULL DEFAULT false
 //	);
 //
 // renewed_at is text rather than timestamptz, which keeps microseconds
 // only: a record reads back exactly as it was written, zone included. A
 // database of another schema version fails to open with a
 // *[SchemaError] wrapped in a *store.RepositoryError, and is not
-// changed. [WithSchema] puts the tables in a PostgreSQL schema of their
+// changed, except version 1, which had no broken column: it is added on
+// open, and the tables are then version 2. [WithSchema] puts the tables in a PostgreSQL schema of their
 // own.
 //
 // # Writes

@@ -8,17 +8,17 @@ type queries struct {
 }
 
 func newQueries(table string) queries {
-	const columns = "revision, generation, holder, released, renewed_at, ttl_ns"
-	const set = "SET revision = revision + 1, generation = $3, holder = $4, released = $5, renewed_at = $6, ttl_ns = $7"
+	const columns = "revision, generation, holder, released, renewed_at, ttl_ns, broken"
+	const set = "SET revision = revision + 1, generation = $3, holder = $4, released = $5, renewed_at = $6, ttl_ns = $7, broken = $8"
 	return queries{
 		load:          "SELECT " + columns + " FROM " + table + " WHERE key = $1",
 		loadForUpdate: "SELECT " + columns + " FROM " + table + " WHERE key = $1 FOR UPDATE",
 		// A new record: the row's primary key decides between two
 		// creators, and the loser writes nothing.
-		insert: "INSERT INTO " + table + " (key, revision, generation, holder, released, renewed_at, ttl_ns)" +
-			" VALUES ($1, 1, $2, $3, $4, $5, $6) ON CONFLICT (key) DO NOTHING RETURNING revision",
+		insert: "INSERT INTO " + table + " (key, revision, generation, holder, released, renewed_at, ttl_ns, broken)" +
+			" VALUES ($1, 1, $2, $3, $4, $5, $6, $7) ON CONFLICT (key) DO NOTHING RETURNING revision",
 		// Over a revision, and over a row that storedRowIsValid accepts
-		// ($8 is the holder written, if it parses, else NULL):
+		// ($9 is the holder written, if it parses, else NULL):
 		// a concurrent writer holds the row lock until it commits, and
 		// this statement then re-checks the revision on the row it wrote,
 		// so it finds none to update. A row it does not recognise is
@@ -38,13 +38,13 @@ func newQueries(table string) queries {
 // row in Go, in a transaction of its own). It accepts the rows this
 // package writes: a holder in the exact form of platform.Identity.Marshal
 // and a renewed_at in the exact form of time.RFC3339Nano.
-var storedRowIsValid = "generation <> 0 AND ttl_ns > 0" +
+var storedRowIsValid = "generation <> 0 AND ttl_ns > 0 AND (released OR NOT broken)" +
 	// The holder written, which Save has parsed, as a renewal finds it
 	// (equal bytes, compared first: a regular expression costs
 	// microseconds), or one in the form Marshal writes. At most 4 bytes
 	// a character: within platform.ParseIdentity's 4096 bytes, whatever
 	// the server's encoding.
-	` AND (holder COLLATE "C" = $8 OR char_length(holder) <= 1024 AND holder ~ ` + sqlString(holderPattern) + ")" +
+	` AND (holder COLLATE "C" = $9 OR char_length(holder) <= 1024 AND holder ~ ` + sqlString(holderPattern) + ")" +
 	" AND renewed_at ~ " + sqlString(renewedAtPattern)
 
 // holderPattern matches the JSON that platform.Identity.Marshal writes

@@ -78,10 +78,10 @@ func TestStoredRowIsValidImpliesDecode(t *testing.T) {
 
 	validHolder, validTime := `{"host":"h","bootId":"b","pid":7,"startTime":9}`, "2026-01-01T00:00:00Z"
 	check := func(what string, holders, times []string, isCanonical map[string]bool) {
-		// $8, the holder written, is NULL: the regular expressions decide.
-		check := strings.ReplaceAll(storedRowIsValid, "$8", "$3::text")
+		// $9, the holder written, is NULL: the regular expressions decide.
+		check := strings.ReplaceAll(storedRowIsValid, "$9", "$3::text")
 		rows, err := conn.Query(t.Context(), "SELECT holder, renewed_at, "+check+
-			" FROM unnest($1::text[], $2::text[]) AS v(holder, renewed_at), (VALUES (1::bigint, 1::bigint)) AS c(generation, ttl_ns)", holders, times, nil)
+			" FROM unnest($1::text[], $2::text[]) AS v(holder, renewed_at), (VALUES (1::bigint, 1::bigint, false, false)) AS c(generation, ttl_ns, released, broken)", holders, times, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -111,6 +111,22 @@ func TestStoredRowIsValidImpliesDecode(t *testing.T) {
 	}
 	check("holder", holders, repeat(validTime, len(holders)), canonical)
 	check("renewed_at", repeat(validHolder, len(times)), times, timesCanonical)
+
+	// Broken only in a tombstone.
+	for _, flags := range [][2]bool{{false, false}, {true, false}, {true, true}, {false, true}} {
+		var checked *bool
+		err := conn.QueryRow(t.Context(), "SELECT "+strings.ReplaceAll(storedRowIsValid, "$9", "$1::text")+
+			" FROM (VALUES (1::bigint, 1::bigint, $2::boolean, $3::boolean, $4::text, $5::text)) AS c(generation, ttl_ns, released, broken, holder, renewed_at)",
+			nil, flags[0], flags[1], validHolder, validTime).Scan(&checked)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ok := checked != nil && *checked
+		_, derr := storedRow{revision: 1, generation: 1, ttl: 1, holder: validHolder, renewedAt: validTime, released: flags[0], broken: flags[1]}.decode()
+		if ok != (derr == nil) {
+			t.Errorf("released %v, broken %v: the check says %v, decode %v", flags[0], flags[1], ok, derr)
+		}
+	}
 }
 
 func pick(what, holder, renewedAt string) string {

@@ -70,19 +70,49 @@ func TestSchemaVersion(t *testing.T) {
 	}
 	url := testURL(t)
 	qualified := func(table string) string { return pgx.Identifier{schema, table}.Sanitize() }
-	execSQL(t, url, "UPDATE "+qualified("collab_lease_schema")+" SET version = 2")
+	execSQL(t, url, "UPDATE "+qualified("collab_lease_schema")+" SET version = 3")
 	_, err := postgres.Open(t.Context(), url, postgres.WithSchema(schema))
 	var se *postgres.SchemaError
 	var re *store.RepositoryError
-	if !errors.As(err, &se) || !errors.As(err, &re) || se.Version != 2 || se.Supported != 1 || re.Op != "open" {
-		t.Fatalf("open = %v, want a *RepositoryError wrapping a *SchemaError for version 2", err)
+	if !errors.As(err, &se) || !errors.As(err, &re) || se.Version != 3 || se.Supported != 2 || re.Op != "open" {
+		t.Fatalf("open = %v, want a *RepositoryError wrapping a *SchemaError for version 3", err)
 	}
 	conn := rawConn(t, url)
 	defer conn.Close(context.Background())
 	var version, rows int
 	err = conn.QueryRow(t.Context(), "SELECT (SELECT version FROM "+qualified("collab_lease_schema")+"), (SELECT count(*) FROM "+qualified("collab_leases")+")").Scan(&version, &rows)
-	if err != nil || version != 2 || rows != 1 {
-		t.Fatalf("after the failed open: version %d, %d leases, %v; want 2 and 1", version, rows, err)
+	if err != nil || version != 3 || rows != 1 {
+		t.Fatalf("after the failed open: version %d, %d leases, %v; want 3 and 1", version, rows, err)
+	}
+}
+
+// TestMigrationFromVersion1: tables of version 1, which had no broken
+// column, open as version 2 with their records as they were, and then
+// store broken tombstones.
+func TestMigrationFromVersion1(t *testing.T) {
+	schema := newSchema(t)
+	url := testURL(t)
+	qualified := func(table string) string { return pgx.Identifier{schema, table}.Sanitize() }
+	old := snap(4)
+	execSQL(t, url, "CREATE SCHEMA "+pgx.Identifier{schema}.Sanitize())
+	execSQL(t, url, "CREATE TABLE "+qualified("collab_lease_schema")+" (id integer PRIMARY KEY CHECK (id = 1), version integer NOT NULL)")
+	execSQL(t, url, "INSERT INTO "+qualified("collab_lease_schema")+" VALUES (1, 1)")
+	execSQL(t, url, "CREATE TABLE "+qualified("collab_leases")+` (key text PRIMARY KEY, revision bigint NOT NULL CHECK (revision > 0),
+		generation bigint NOT NULL, holder text NOT NULL, released boolean NOT NULL, renewed_at text NOT NULL, ttl_ns bigint NOT NULL)`)
+	execSQL(t, url, "INSERT INTO "+qualified("collab_leases")+" VALUES ('k', 3, 4, $1, false, $2, $3)",
+		string(old.Holder.Marshal()), old.RenewedAt.Format(time.RFC3339Nano), int64(old.TTL))
+	r := openRepo(t, schema)
+	rec, ok, err := r.Load(t.Context(), "k")
+	if err != nil || !ok || rec.Revision != 3 || !rec.Snapshot.RenewedAt.Equal(old.RenewedAt) || rec.Snapshot.Generation != 4 || rec.Snapshot.Broken {
+		t.Fatalf("Load after the migration = %+v, %v, %v; want revision 3 of %+v", rec, ok, err, old)
+	}
+	broken := old
+	broken.Generation, broken.Released, broken.Broken = 5, true, true
+	if _, err := r.Save(t.Context(), "k", broken, 3); err != nil {
+		t.Fatal(err)
+	}
+	if rec, _, err := r.Load(t.Context(), "k"); err != nil || !rec.Snapshot.Broken || !rec.Snapshot.Released || rec.Snapshot.Generation != 5 {
+		t.Fatalf("Load of a broken tombstone = %+v, %v", rec, err)
 	}
 }
 

@@ -24,7 +24,10 @@ func (e *SchemaError) Error() string {
 }
 
 // schemaVersion is the schema this package reads and writes.
-const schemaVersion = 1
+const schemaVersion = 2
+
+// Version 1 had no broken column; setupSchema adds it.
+const versionWithoutBroken = 1
 
 // setupLock is the advisory lock that serialises schema set-ups: two
 // sessions running CREATE TABLE IF NOT EXISTS at once can both pass the
@@ -49,7 +52,7 @@ func setupSchema(ctx context.Context, pool *pgxpool.Pool, schema string, table, 
 		v := version.Sanitize()
 		for _, q := range []string{
 			"CREATE TABLE IF NOT EXISTS " + v + " (id integer PRIMARY KEY CHECK (id = 1), version integer NOT NULL)",
-			"INSERT INTO " + v + " (id, version) VALUES (1, 1) ON CONFLICT (id) DO NOTHING",
+			"INSERT INTO " + v + " (id, version) VALUES (1, 2) ON CONFLICT (id) DO NOTHING",
 		} {
 			if _, err := tx.Exec(ctx, q); err != nil {
 				return err
@@ -59,7 +62,7 @@ func setupSchema(ctx context.Context, pool *pgxpool.Pool, schema string, table, 
 		if err := tx.QueryRow(ctx, "SELECT version FROM "+v+" WHERE id = 1").Scan(&found); err != nil {
 			return err
 		}
-		if found != schemaVersion {
+		if found != schemaVersion && found != versionWithoutBroken {
 			return &SchemaError{Where: where, Version: found, Supported: schemaVersion}
 		}
 		_, err := tx.Exec(ctx, "CREATE TABLE IF NOT EXISTS "+table.Sanitize()+` (
@@ -69,8 +72,17 @@ func setupSchema(ctx context.Context, pool *pgxpool.Pool, schema string, table, 
 	holder     text    NOT NULL,
 	released   boolean NOT NULL,
 	renewed_at text    NOT NULL,
-	ttl_ns     bigint  NOT NULL
+	ttl_ns     bigint  NOT NULL,
+	broken     boolean NOT NULL DEFAULT false
 )`)
+		if err != nil || found == schemaVersion {
+			return err
+		}
+		// From version 1: every row there is unbroken.
+		if _, err := tx.Exec(ctx, "ALTER TABLE "+table.Sanitize()+" ADD COLUMN IF NOT EXISTS broken boolean NOT NULL DEFAULT false"); err != nil {
+			return err
+		}
+		_, err = tx.Exec(ctx, "UPDATE "+v+" SET version = 2 WHERE id = 1")
 		return err
 	})
 	var se *SchemaError

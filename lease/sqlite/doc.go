@@ -20,7 +20,7 @@
 //
 //	CREATE TABLE IF NOT EXISTS lease_schema (
 //		id      INTEGER PRIMARY KEY CHECK (id = 1),
-//		version INTEGER NOT NULL                     -- 1
+//		version INTEGER NOT NULL                     -- 2
 //	) STRICT;
 //	CREATE TABLE IF NOT EXISTS leases (
 //		key        TEXT    PRIMARY KEY NOT NULL,
@@ -29,13 +29,17 @@
 //		holder     TEXT    NOT NULL,                 -- platform.Identity JSON
 //		released   INTEGER NOT NULL CHECK (released IN (0, 1)),
 //		renewed_at TEXT    NOT NULL,                 -- RFC 3339, nanoseconds
-//		ttl_ns     INTEGER NOT NULL
+//		ttl_ns     INTEGER NOT NULL,
+//		broken     INTEGER NOT NULL DEFAULT 0 CHECK (broken IN (0, 1))
 //	) STRICT, WITHOUT ROWID;
 //
 // The version lives in its own table rather than PRAGMA user_version, so
 // the tables can share a database with an application's. A database of
 // another version fails to open with a *[SchemaError] (wrapped in a
-// *store.RepositoryError) and is not changed. It implements
+// *store.RepositoryError) and is not changed, except version 1, which had
+// no broken column: it is added on open (ALTER TABLE, in the set-up's
+// transaction), and the database is then version 2, which collab of
+// version 1's days refuses to open. It implements
 // store.BatchSaver, a batch being one transaction, and store.Lister.
 //
 // The fences are lock files in the directory named by the database path

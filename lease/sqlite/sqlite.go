@@ -52,7 +52,10 @@ func (e *SchemaError) Error() string {
 }
 
 // schemaVersion is the schema this package reads and writes.
-const schemaVersion = 1
+const schemaVersion = 2
+
+// Version 1 had no broken column; setupSchema adds it.
+const versionWithoutBroken = 1
 
 // busyTimeout is how long a transaction waits for another process's
 // write lock before it fails; writes hold it for milliseconds.
@@ -66,7 +69,7 @@ const (
 	id      INTEGER PRIMARY KEY CHECK (id = 1),
 	version INTEGER NOT NULL
 ) STRICT`
-	insertSchemaVersion = `INSERT OR IGNORE INTO lease_schema (id, version) VALUES (1, 1)`
+	insertSchemaVersion = `INSERT OR IGNORE INTO lease_schema (id, version) VALUES (1, 2)`
 	selectSchemaVersion = `SELECT version FROM lease_schema WHERE id = 1`
 	createLeasesTable   = `CREATE TABLE IF NOT EXISTS leases (
 	key        TEXT    PRIMARY KEY NOT NULL,
@@ -75,18 +78,23 @@ const (
 	holder     TEXT    NOT NULL,
 	released   INTEGER NOT NULL CHECK (released IN (0, 1)),
 	renewed_at TEXT    NOT NULL,
-	ttl_ns     INTEGER NOT NULL
+	ttl_ns     INTEGER NOT NULL,
+	broken     INTEGER NOT NULL DEFAULT 0 CHECK (broken IN (0, 1))
 ) STRICT, WITHOUT ROWID`
+	// The migration from version 1.
+	hasBrokenColumn = `SELECT count(*) FROM pragma_table_info('leases') WHERE name = 'broken'`
+	addBrokenColumn = `ALTER TABLE leases ADD COLUMN broken INTEGER NOT NULL DEFAULT 0 CHECK (broken IN (0, 1))`
+	setVersion2     = `UPDATE lease_schema SET version = 2 WHERE id = 1`
 )
 
 // The statements of the repository.
 const (
-	selectLease = `SELECT revision, generation, holder, released, renewed_at, ttl_ns FROM leases WHERE key = ?`
+	selectLease = `SELECT revision, generation, holder, released, renewed_at, ttl_ns, broken FROM leases WHERE key = ?`
 	// A new record, if the key has none.
-	insertLease = `INSERT INTO leases (key, revision, generation, holder, released, renewed_at, ttl_ns) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)` +
+	insertLease = `INSERT INTO leases (key, revision, generation, holder, released, renewed_at, ttl_ns, broken) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)` +
 		` ON CONFLICT (key) DO NOTHING`
 	// Over a row read and decoded in this transaction.
-	updateLease = `UPDATE leases SET revision = ?1, generation = ?2, holder = ?3, released = ?4, renewed_at = ?5, ttl_ns = ?6 WHERE key = ?7`
+	updateLease = `UPDATE leases SET revision = ?1, generation = ?2, holder = ?3, released = ?4, renewed_at = ?5, ttl_ns = ?6, broken = ?8 WHERE key = ?7`
 )
 
 // rowIsValid is the condition on the stored row under which
@@ -99,7 +107,7 @@ const (
 // exists (date() moves a day that does not to another).
 var rowIsValid = `?9 AND holder = ?3 AND revision > 0` +
 	` AND typeof(generation) = 'integer' AND generation <> 0 AND typeof(ttl_ns) = 'integer' AND ttl_ns > 0` +
-	` AND typeof(released) = 'integer' AND released IN (0, 1)` +
+	` AND typeof(released) = 'integer' AND released IN (0, 1) AND typeof(broken) = 'integer' AND broken IN (0, released)` +
 	` AND typeof(renewed_at) = 'text'` +
 	// Text functions stop at a NUL: as many bytes as characters rules one
 	// out (and anything but ASCII, which the form below never holds).
@@ -114,7 +122,7 @@ var rowIsValid = `?9 AND holder = ?3 AND revision > 0` +
 
 // updateChecked writes over revision ?8 of key ?7, if rowIsValid
 // accepts the row.
-var updateChecked = `UPDATE leases SET revision = ?1, generation = ?2, holder = ?3, released = ?4, renewed_at = ?5, ttl_ns = ?6` +
+var updateChecked = `UPDATE leases SET revision = ?1, generation = ?2, holder = ?3, released = ?4, renewed_at = ?5, ttl_ns = ?6, broken = ?10` +
 	` WHERE key = ?7 AND revision = ?8 AND ` + rowIsValid
 
 // zone returns the condition that the text expression z is a zone
@@ -203,16 +211,37 @@ func setupSchema(db *sql.DB, path string) error {
 	if err := tx.QueryRow(selectSchemaVersion).Scan(&version); err != nil {
 		return fail(err)
 	}
-	if version != schemaVersion {
+	if version != schemaVersion && version != versionWithoutBroken {
 		return &store.RepositoryError{Op: "open", Err: &SchemaError{Path: path, Version: version, Supported: schemaVersion}}
 	}
 	if _, err := tx.Exec(createLeasesTable); err != nil {
 		return fail(err)
 	}
+	if version == versionWithoutBroken {
+		if err := migrateBroken(tx); err != nil {
+			return fail(err)
+		}
+	}
 	if err := tx.Commit(); err != nil {
 		return fail(err)
 	}
 	return nil
+}
+
+// migrateBroken brings a version 1 database to version 2: it adds the
+// broken column, 0 in every row, which version 1 had no way to write.
+func migrateBroken(tx *sql.Tx) error {
+	var n int
+	if err := tx.QueryRow(hasBrokenColumn).Scan(&n); err != nil {
+		return err
+	}
+	if n == 0 {
+		if _, err := tx.Exec(addBrokenColumn); err != nil {
+			return err
+		}
+	}
+	_, err := tx.Exec(setVersion2)
+	return err
 }
 
 // Close closes the database. It is idempotent. Fences taken before stay
@@ -253,8 +282,8 @@ func (r *Repository) Load(ctx context.Context, key string) (store.Record, bool, 
 	if err := check.Call(ctx, key); err != nil {
 		return store.Record{}, false, err
 	}
-	var cols [6]any
-	err := r.db.QueryRowContext(ctx, selectLease, key).Scan(&cols[0], &cols[1], &cols[2], &cols[3], &cols[4], &cols[5])
+	var cols [7]any
+	err := r.db.QueryRowContext(ctx, selectLease, key).Scan(&cols[0], &cols[1], &cols[2], &cols[3], &cols[4], &cols[5], &cols[6])
 	if errors.Is(err, sql.ErrNoRows) {
 		return store.Record{}, false, nil
 	}
@@ -343,10 +372,10 @@ func (r *Repository) saveTx(ctx context.Context, stmts *txStatements, key string
 	var query string
 	var args []any
 	if expected == 0 {
-		query, args = insertLease, []any{key, next, gen, holder, s.Released, renewed, ttl}
+		query, args = insertLease, []any{key, next, gen, holder, s.Released, renewed, ttl, s.Broken}
 	} else {
 		_, err := parseHolder(holder)
-		query, args = updateChecked, []any{next, gen, holder, s.Released, renewed, ttl, key, int64(expected), err == nil}
+		query, args = updateChecked, []any{next, gen, holder, s.Released, renewed, ttl, key, int64(expected), err == nil, s.Broken}
 	}
 	switch n, err := stmts.exec(ctx, query, args...); {
 	case err != nil:
@@ -362,7 +391,7 @@ func (r *Repository) saveTx(ctx context.Context, stmts *txStatements, key string
 		return 0, &store.RevisionConflictError{Key: key, Expected: expected, Actual: store.Revision(cur)}
 	}
 	// A valid row that updateChecked does not recognise.
-	if _, err := stmts.exec(ctx, updateLease, next, gen, holder, s.Released, renewed, ttl, key); err != nil {
+	if _, err := stmts.exec(ctx, updateLease, next, gen, holder, s.Released, renewed, ttl, key, s.Broken); err != nil {
 		return 0, err
 	}
 	return store.Revision(next), nil
@@ -375,8 +404,8 @@ func (r *Repository) storedRevision(ctx context.Context, stmts *txStatements, ke
 	if err != nil {
 		return 0, err
 	}
-	var cols [6]any
-	err = sel.QueryRowContext(ctx, key).Scan(&cols[0], &cols[1], &cols[2], &cols[3], &cols[4], &cols[5])
+	var cols [7]any
+	err = sel.QueryRowContext(ctx, key).Scan(&cols[0], &cols[1], &cols[2], &cols[3], &cols[4], &cols[5], &cols[6])
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
 		return 0, nil
@@ -509,7 +538,7 @@ func (r *Repository) Keys(ctx context.Context) ([]string, error) {
 
 // decodeRow converts a leases row read into driver values, reporting any
 // value that a valid record cannot hold (store.Snapshot.Validate included).
-func decodeRow(cols [6]any) (store.Record, error) {
+func decodeRow(cols [7]any) (store.Record, error) {
 	rev, ok := cols[0].(int64)
 	if !ok || rev <= 0 {
 		return store.Record{}, fmt.Errorf("revision %v is not a positive integer", cols[0])
@@ -548,6 +577,11 @@ func decodeRow(cols [6]any) (store.Record, error) {
 		return store.Record{}, fmt.Errorf("ttl_ns %v is not an integer", cols[5])
 	}
 	s.TTL = time.Duration(ttl)
+	broken, ok := cols[6].(int64)
+	if !ok || broken != 0 && broken != 1 {
+		return store.Record{}, fmt.Errorf("broken %v is not 0 or 1", cols[6])
+	}
+	s.Broken = broken == 1
 	if err := s.Validate(); err != nil {
 		return store.Record{}, err
 	}

@@ -30,6 +30,8 @@ func TestRowIsValidImpliesDecode(t *testing.T) {
 		holder    string
 		renewedAt string
 		canonical bool // as a holder writes it: the check must accept it
+		released  bool
+		broken    bool
 	}
 	var rows []row
 	for range 5000 {
@@ -39,17 +41,18 @@ func TestRowIsValidImpliesDecode(t *testing.T) {
 			continue
 		}
 		s := tm.Format(time.RFC3339Nano)
-		rows = append(rows, row{1, 1, holder, s, true}, row{1, 1, holder, mutate(rng, s), false})
+		rows = append(rows, row{1, 1, holder, s, true, false, false}, row{1, 1, holder, mutate(rng, s), false, false, false})
 	}
 	for _, s := range []string{"2000-02-29T00:00:00Z", "2024-02-29T00:00:00Z", "1900-02-29T00:00:00Z", "2023-02-29T00:00:00Z",
 		"2026-04-31T00:00:00Z", "2026-12-31T23:59:59.999999999-23:59", "2026-01-01T00:00:60Z", "2026-01-01T00:00:00+24:00",
 		"2026-01-01T00:00:00.Z", "2026-01-01T00:00:00.1234567891Z", "2026-01-01T00:00:00,5Z", "2026-01-01T00:00:00z", "2026-01-01t00:00:00Z",
 		"2026-01-01T00:00:00+02:00 ", " 2026-01-01T00:00:00Z", "2026-01-01T00:00:00+0200", "2026-01-01T00:00:00.5+02:00x", ""} {
-		rows = append(rows, row{1, 1, holder, s, false})
+		rows = append(rows, row{1, 1, holder, s, false, false, false})
 	}
 	valid := "2026-01-01T00:00:00Z"
-	rows = append(rows, row{0, 1, holder, valid, false}, row{1, 0, holder, valid, false}, row{1, -1, holder, valid, false},
-		row{-1, 1, holder, valid, true}, row{1, 1, holder + " ", valid, false}, row{1, 1, strings.Replace(holder, `"pid":7`, `"pid":-7`, 1), valid, false})
+	rows = append(rows, row{0, 1, holder, valid, false, false, false}, row{1, 0, holder, valid, false, false, false}, row{1, -1, holder, valid, false, false, false},
+		row{-1, 1, holder, valid, true, false, false}, row{1, 1, holder + " ", valid, false, false, false}, row{1, 1, strings.Replace(holder, `"pid":7`, `"pid":-7`, 1), valid, false, false, false},
+		row{1, 1, holder, valid, true, true, false}, row{1, 1, holder, valid, true, true, true}, row{1, 1, holder, valid, false, false, true})
 
 	tx, err := r.db.Begin()
 	if err != nil {
@@ -57,11 +60,11 @@ func TestRowIsValidImpliesDecode(t *testing.T) {
 	}
 	defer func() { _ = tx.Rollback() }()
 	for i, w := range rows {
-		if _, err := tx.Exec(insertLease, key(i), 1, w.gen, w.holder, false, w.renewedAt, w.ttl); err != nil {
+		if _, err := tx.Exec(insertLease, key(i), 1, w.gen, w.holder, w.released, w.renewedAt, w.ttl, w.broken); err != nil {
 			t.Fatal(err)
 		}
 	}
-	res, err := tx.Query(`SELECT key, revision, generation, holder, released, renewed_at, ttl_ns, `+rowIsValid+` FROM leases`,
+	res, err := tx.Query(`SELECT key, revision, generation, holder, released, renewed_at, ttl_ns, broken, `+rowIsValid+` FROM leases`,
 		nil, nil, holder, nil, nil, nil, nil, nil, true)
 	if err != nil {
 		t.Fatal(err)
@@ -70,9 +73,9 @@ func TestRowIsValidImpliesDecode(t *testing.T) {
 	accepted, n := 0, 0
 	for res.Next() {
 		var k string
-		var cols [6]any
+		var cols [7]any
 		var checked sql.NullBool // NULL, as WHERE reads it, is false
-		if err := res.Scan(&k, &cols[0], &cols[1], &cols[2], &cols[3], &cols[4], &cols[5], &checked); err != nil {
+		if err := res.Scan(&k, &cols[0], &cols[1], &cols[2], &cols[3], &cols[4], &cols[5], &cols[6], &checked); err != nil {
 			t.Fatal(err)
 		}
 		ok := checked.Valid && checked.Bool

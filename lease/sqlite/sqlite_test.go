@@ -70,11 +70,11 @@ func TestSchemaVersion(t *testing.T) {
 			t.Fatal(err)
 		}
 		db := repotest.RawDB(t, path)
-		repotest.Exec(t, db, "UPDATE lease_schema SET version = 2")
-		wantSchemaError(t, path, 2)
+		repotest.Exec(t, db, "UPDATE lease_schema SET version = 3")
+		wantSchemaError(t, path, 3)
 		var version, rows int
-		if err := db.QueryRow("SELECT (SELECT version FROM lease_schema), (SELECT count(*) FROM leases)").Scan(&version, &rows); err != nil || version != 2 || rows != 1 {
-			t.Fatalf("after the failed open: version %d, %d leases, %v; want 2 and 1", version, rows, err)
+		if err := db.QueryRow("SELECT (SELECT version FROM lease_schema), (SELECT count(*) FROM leases)").Scan(&version, &rows); err != nil || version != 3 || rows != 1 {
+			t.Fatalf("after the failed open: version %d, %d leases, %v; want 3 and 1", version, rows, err)
 		}
 	})
 	t.Run("newer database without leases", func(t *testing.T) {
@@ -90,6 +90,38 @@ func TestSchemaVersion(t *testing.T) {
 	})
 }
 
+// TestMigrationFromVersion1: a database of version 1, which had no broken
+// column, opens as version 2 with its records as they were, and then
+// stores broken tombstones.
+func TestMigrationFromVersion1(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "leases.db")
+	db := repotest.RawDB(t, path)
+	repotest.Exec(t, db, `CREATE TABLE lease_schema (id INTEGER PRIMARY KEY CHECK (id = 1), version INTEGER NOT NULL) STRICT`)
+	repotest.Exec(t, db, `INSERT INTO lease_schema VALUES (1, 1)`)
+	repotest.Exec(t, db, `CREATE TABLE leases (key TEXT PRIMARY KEY NOT NULL, revision INTEGER NOT NULL CHECK (revision > 0),
+		generation INTEGER NOT NULL, holder TEXT NOT NULL, released INTEGER NOT NULL CHECK (released IN (0, 1)),
+		renewed_at TEXT NOT NULL, ttl_ns INTEGER NOT NULL) STRICT, WITHOUT ROWID`)
+	old := repotest.Snap(4)
+	repotest.Exec(t, db, `INSERT INTO leases VALUES ('k', 3, 4, ?, 0, ?, ?)`, string(old.Holder.Marshal()), old.RenewedAt.Format(time.RFC3339Nano), int64(old.TTL))
+	r := repotest.OpenSQLite(t, platformsqlite.OS(), path)
+	rec, ok, err := r.Load(t.Context(), "k")
+	if err != nil || !ok || rec.Revision != 3 || rec.Snapshot != old {
+		t.Fatalf("Load after the migration = %+v, %v, %v; want revision 3 of %+v", rec, ok, err, old)
+	}
+	broken := old
+	broken.Generation, broken.Released, broken.Broken = 5, true, true
+	if _, err := r.Save(t.Context(), "k", broken, 3); err != nil {
+		t.Fatal(err)
+	}
+	if rec, _, err := r.Load(t.Context(), "k"); err != nil || rec.Snapshot != broken {
+		t.Fatalf("Load of a broken tombstone = %+v, %v", rec, err)
+	}
+	var version int
+	if err := db.QueryRow("SELECT version FROM lease_schema").Scan(&version); err != nil || version != 2 {
+		t.Fatalf("version %d, %v after the migration; want 2", version, err)
+	}
+}
+
 func wantSchemaError(t *testing.T, path string, version int64) {
 	t.Helper()
 	r, err := sqlite.Open(platformsqlite.OS(), path)
@@ -99,7 +131,7 @@ func wantSchemaError(t *testing.T, path string, version int64) {
 	}
 	var se *sqlite.SchemaError
 	var re *store.RepositoryError
-	if !errors.As(err, &se) || !errors.As(err, &re) || se.Path != path || se.Version != version || se.Supported != 1 || re.Op != "open" {
+	if !errors.As(err, &se) || !errors.As(err, &re) || se.Path != path || se.Version != version || se.Supported != 2 || re.Op != "open" {
 		t.Fatalf("open = %v, want a *RepositoryError wrapping a *SchemaError for version %d", err, version)
 	}
 }

@@ -26,6 +26,12 @@ type Snapshot struct {
 	// Released marks a tombstone: the holder released the lease, and the
 	// record stays so that the next generation is still larger.
 	Released bool
+	// Broken marks a tombstone written over a holder by an operator
+	// (lease.Break) rather than by the holder: Holder is the process that
+	// broke the lease, and Generation one above the broken holder's, so
+	// that its renewal conflicts and its fenced work is refused. Broken
+	// implies Released.
+	Broken bool
 	// RenewedAt is the holder's wall clock at the write, for people. No
 	// decision uses it: observers measure the TTL on their own monotonic
 	// clock.
@@ -40,6 +46,7 @@ type snapshotJSON struct {
 	Generation Token             `json:"generation"`
 	Holder     platform.Identity `json:"holder"`
 	Released   bool              `json:"released"`
+	Broken     bool              `json:"broken,omitempty"`
 	RenewedAt  time.Time         `json:"renewedAt"`
 	TTL        string            `json:"ttl"`
 }
@@ -50,6 +57,7 @@ type snapshotJSONIn struct {
 	Generation Token           `json:"generation"`
 	Holder     json.RawMessage `json:"holder"`
 	Released   bool            `json:"released"`
+	Broken     bool            `json:"broken"`
 	RenewedAt  time.Time       `json:"renewedAt"`
 	TTL        string          `json:"ttl"`
 }
@@ -60,6 +68,7 @@ func (s Snapshot) MarshalJSON() ([]byte, error) {
 		Generation: s.Generation,
 		Holder:     s.Holder,
 		Released:   s.Released,
+		Broken:     s.Broken,
 		RenewedAt:  s.RenewedAt,
 		TTL:        s.TTL.String(),
 	})
@@ -91,7 +100,7 @@ func (s *Snapshot) UnmarshalJSON(data []byte) error {
 	if err != nil {
 		return &SnapshotFieldError{Field: "ttl", Err: err}
 	}
-	v := Snapshot{Generation: j.Generation, Holder: holder, Released: j.Released, RenewedAt: j.RenewedAt, TTL: ttl}
+	v := Snapshot{Generation: j.Generation, Holder: holder, Released: j.Released, Broken: j.Broken, RenewedAt: j.RenewedAt, TTL: ttl}
 	if err := v.Validate(); err != nil {
 		return err
 	}
@@ -101,10 +110,11 @@ func (s *Snapshot) UnmarshalJSON(data []byte) error {
 
 // Validate reports the first field of s that no lease record holds, as
 // a *SnapshotFieldError: generation 0 (acquisitions start at 1), a holder
-// that is not a valid process identity (platform.Identity.Validate), or a
-// TTL that is not positive, or a RenewedAt that RFC 3339 cannot write (a
-// year outside 0 to 9999, a zone offset of a day or more). A tombstone
-// (Released) holds the same: the last holder, its generation and its TTL.
+// that is not a valid process identity (platform.Identity.Validate),
+// Broken without Released, a TTL that is not positive, or a RenewedAt
+// that RFC 3339 cannot write (a year outside 0 to 9999, a zone offset of
+// a day or more). A tombstone (Released) holds the same: the last holder
+// (a broken one, its breaker), its generation and its TTL.
 // Repositories check every record they read with it, and report a
 // failure as a *CorruptRecordError; they check every snapshot they are
 // asked to save with it too.
@@ -114,6 +124,9 @@ func (s Snapshot) Validate() error {
 	}
 	if err := s.Holder.Validate(); err != nil {
 		return &SnapshotFieldError{Field: "holder", Err: err}
+	}
+	if s.Broken && !s.Released {
+		return &SnapshotFieldError{Field: "broken", Err: errors.New("a broken lease is a tombstone, but released is false")}
 	}
 	if s.TTL <= 0 {
 		return &SnapshotFieldError{Field: "ttl", Err: fmt.Errorf("%v is not positive", s.TTL)}

@@ -41,6 +41,22 @@ func TestSnapshotJSONIsStable(t *testing.T) {
 		!back.RenewedAt.Equal(s.RenewedAt) || back.TTL != s.TTL {
 		t.Fatalf("round trip = %+v, want %+v", back, s)
 	}
+	// A broken tombstone says so; others leave the field out, as the
+	// versions before it wrote them.
+	broken := sampleSnapshot()
+	broken.Broken = true
+	got, err = json.Marshal(broken)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const wantBroken = `{"generation":3,"holder":{"host":"h","bootId":"b","pid":42,"startTime":9,"pidNamespace":7},` +
+		`"released":true,"broken":true,"renewedAt":"2026-01-02T03:04:05.000000006Z","ttl":"1m30s"}`
+	if string(got) != wantBroken {
+		t.Fatalf("json.Marshal of a broken tombstone =\n%s\nwant\n%s", got, wantBroken)
+	}
+	if err := json.Unmarshal(got, &back); err != nil || !back.Broken {
+		t.Fatalf("round trip of a broken tombstone = %+v, %v", back, err)
+	}
 }
 
 // validHolderJSON is the holder of sampleSnapshot, as stored.
@@ -63,6 +79,7 @@ func TestSnapshotUnmarshalRejects(t *testing.T) {
 		{`{"generation":1,"ttl":"1s","holder":{"host":"h","bootId":"b","pid":-7,"startTime":9}}`, "holder"},
 		{`{"generation":1,"ttl":"1s","holder":{"host":"h","bootId":"b","pid":42,"startTime":0}}`, "holder"},
 		{`{"generation":1,"ttl":"1s","holder":"me"}`, "holder"},
+		{`{"generation":1,"holder":` + h + `,"ttl":"1s","broken":true}`, "broken"},
 		{`{"generation":-1,"holder":` + h + `,"ttl":"1s"}`, ""},
 		{`{"generation":1,"holder":` + h + `,"ttl":"1s","renewedAt":"yesterday"}`, ""},
 		{`[]`, ""},

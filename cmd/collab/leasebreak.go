@@ -1,0 +1,62 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/rivus/collab/lease"
+	"github.com/rivus/collab/platform"
+)
+
+// runLeaseBreak ends a stuck holder's lease (lease.Break): 0 when broken,
+// 75 when a live holder on this host is refused without --force, 1 when
+// there is no lease to break or the store fails, 2 on bad usage.
+func runLeaseBreak(args []string, stdout, stderr io.Writer) int {
+	fs := newFlags("collab lease break", leaseBreakUsage, stderr)
+	storeSpec := fs.String("store", os.Getenv(storeEnv), "a SQLite file path, dir:PATH, or a postgres:// URL (default $"+storeEnv+")")
+	key := fs.String("key", "", "the key whose lease to break")
+	force := fs.Bool("force", false, "break a holder that is alive on this host too")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	if *key == "" || fs.NArg() != 0 {
+		fs.Usage()
+		return 2
+	}
+	spec, err := parseStore(*storeSpec)
+	if err != nil {
+		fmt.Fprintf(stderr, "collab lease break: %v\n", err)
+		return 2
+	}
+	p := host()
+	if err := spec.mustExist(p); err != nil {
+		fmt.Fprintf(stderr, "collab lease break: %v\n", err)
+		return 1
+	}
+	st, err := openStore(p, spec)
+	if err != nil {
+		fmt.Fprintf(stderr, "collab lease break: %v\n", err)
+		return 1
+	}
+	defer st.close()
+	broken, err := lease.Break(context.Background(), st.repo, p, *key, *force)
+	var held *lease.HeldError
+	switch {
+	case errors.As(err, &held):
+		fmt.Fprintf(stderr, "collab lease break: %q is held by pid %d on %s, which is alive on this host; --force breaks it anyway\n",
+			*key, held.Holder.PID, platform.Printable(held.Holder.Host))
+		return exitHeld
+	case errors.Is(err, lease.ErrNotHeld):
+		fmt.Fprintf(stderr, "collab lease break: %q: no lease to break (no record, or released)\n", *key)
+		return 1
+	case err != nil:
+		fmt.Fprintf(stderr, "collab lease break: %v\n", err)
+		return 1
+	}
+	fmt.Fprintf(stdout, "broke %q: pid %d on %s held generation %d; the tombstone is generation %d\n",
+		*key, broken.Holder.PID, platform.Printable(broken.Holder.Host), broken.Generation, broken.Generation+1)
+	return 0
+}

@@ -1,0 +1,68 @@
+package lease
+
+import (
+	"context"
+	"errors"
+	"math"
+
+	"github.com/rivus/collab/lease/store"
+	"github.com/rivus/collab/platform"
+)
+
+// breakAttempts bounds Break's retries against a holder that keeps
+// renewing between its read and its write.
+const breakAttempts = 5
+
+// Break ends the lease on key from outside, for an operator facing a
+// stuck holder. It writes over the record a tombstone of the next
+// generation, marked Broken and naming this process, so that:
+//
+//   - the holder's next renewal meets a revision conflict, and it
+//     declares the lease lost (its fenced work is cancelled then);
+//   - its fenced work that starts from now on is refused: RunFenced
+//     re-reads the record under the fence and finds another generation;
+//   - the next acquisition takes the key at once, with a generation above
+//     the break's, as over any tombstone.
+//
+// Fenced work already running when the break lands runs on until its
+// holder finds the lease lost: Break does not wait for the fence, which a
+// stuck holder may keep.
+//
+// A holder alive on this process table is refused with a *HeldError
+// unless force: breaking it lets a successor in while it still works. A
+// holder in another process table cannot be judged here, and is broken. A
+// key with no lease (no record, or a tombstone) is ErrNotHeld, and
+// nothing is written. Break returns the snapshot it broke. A nil p is
+// platform.OS(); Break uses its process identity, judgement and clock.
+func Break(ctx context.Context, repo store.Repository, p *platform.Platform, key string, force bool) (store.Snapshot, error) {
+	if p == nil {
+		p = platform.OS()
+	}
+	if err := store.ValidateKey(key); err != nil {
+		return store.Snapshot{}, err
+	}
+	self, err := p.Process.Self()
+	if err != nil {
+		return store.Snapshot{}, err
+	}
+	for attempt := 1; ; attempt++ {
+		rec, ok, err := repo.Load(ctx, key)
+		switch {
+		case err != nil:
+			return store.Snapshot{}, err
+		case !ok || rec.Snapshot.Released:
+			return store.Snapshot{}, ErrNotHeld
+		case !force && p.Process.Judge(rec.Snapshot.Holder).Liveness == platform.Alive:
+			holder := rec.Snapshot.Holder
+			return store.Snapshot{}, &HeldError{Key: key, Holder: &holder}
+		case rec.Snapshot.Generation == math.MaxUint64:
+			return store.Snapshot{}, &store.RepositoryError{Op: "break", Key: key, Err: errors.New("the generation cannot grow past its largest value")}
+		}
+		tomb := store.Snapshot{Generation: rec.Snapshot.Generation + 1, Holder: self, Released: true, Broken: true,
+			RenewedAt: p.GetClock().Now(), TTL: rec.Snapshot.TTL}
+		_, err = repo.Save(ctx, key, tomb, rec.Revision)
+		if err == nil || !errors.Is(err, store.ErrRevisionConflict) || attempt == breakAttempts {
+			return rec.Snapshot, err
+		}
+	}
+}
