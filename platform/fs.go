@@ -125,6 +125,11 @@ func (osFS) ReadFile(name string, limit int) ([]byte, error) {
 func writeTemp(name string, data []byte, perm fs.FileMode, durable bool) (string, error) {
 	tmp := TempName(name)
 	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm)
+	if pe := (*fs.PathError)(nil); errors.As(err, &pe) {
+		// Name the file the caller asked for, not the private one: the
+		// cause (a missing or read-only directory) is the same.
+		return "", &fs.PathError{Op: "create", Path: name, Err: pe.Err}
+	}
 	if err != nil {
 		return "", err
 	}

@@ -193,3 +193,53 @@ func TestKilledLeaseRunsCommandDies(t *testing.T) {
 		t.Fatalf("the successor's token %q, want one above the killed holder's %d", next, token)
 	}
 }
+
+// TestReadOnlyDirectorySaysPermissionDenied: a lock or store in a
+// directory the user cannot write names the path and the cause. Root may
+// write anywhere: as root, collab runs as nobody; CI runs as root.
+func TestReadOnlyDirectorySaysPermissionDenied(t *testing.T) {
+	dir, err := os.MkdirTemp("", "collab-readonly-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	if err := os.Chmod(dir, 0o555); err != nil {
+		t.Fatal(err)
+	}
+	run := func(args ...string) string {
+		_, _, errOut := runCLI(t, "", args...)
+		return errOut
+	}
+	if os.Geteuid() == 0 {
+		bin := filepath.Join(dir, "collab")
+		if err := os.Chmod(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		data, err := os.ReadFile(os.Args[0])
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(bin, data, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chmod(dir, 0o555); err != nil {
+			t.Fatal(err)
+		}
+		run = func(args ...string) string {
+			cmd := exec.Command(bin, args...)
+			cmd.Dir = dir
+			cmd.Env = append(os.Environ(), asCollabEnv+"=1")
+			cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
+			out, _ := cmd.CombinedOutput()
+			return string(out)
+		}
+	}
+	for _, args := range [][]string{
+		{"lock", filepath.Join(dir, "app.lock"), "--", "true"},
+		{"lease", "run", "--store", filepath.Join(dir, "leases.db"), "--key", "k", "--", "true"},
+	} {
+		if out := run(args...); !strings.Contains(out, dir) || !strings.Contains(out, "permission denied") {
+			t.Errorf("collab %q: %q, want the path and permission denied", args, out)
+		}
+	}
+}

@@ -51,6 +51,9 @@ func (e *SchemaError) Error() string {
 	return fmt.Sprintf("lease: sqlite database %s has schema version %d; this version of collab supports %d", e.Path, e.Version, e.Supported)
 }
 
+// errIsDir: the path names a directory, where the database should be.
+var errIsDir = errors.New("is a directory, not a SQLite database (a file store is dir:PATH)")
+
 // schemaVersion is the schema this package reads and writes.
 const schemaVersion = 2
 
@@ -154,6 +157,8 @@ func Open(p *platform.Platform, path string) (*Repository, error) {
 	// A link planted at the path would have SQLite write into its target.
 	if st, err := p.FS.Lstat(path); err == nil && st.Mode()&fs.ModeSymlink != 0 {
 		return nil, &store.RepositoryError{Op: "open", Err: &fs.PathError{Op: "open", Path: path, Err: platform.ErrSymlink}}
+	} else if err == nil && st.IsDir() {
+		return nil, &store.RepositoryError{Op: "open", Err: &fs.PathError{Op: "open", Path: path, Err: errIsDir}}
 	}
 	if err := p.FS.CreateExclusive(path, nil, 0o600); err != nil && !errors.Is(err, fs.ErrExist) {
 		return nil, &store.RepositoryError{Op: "open", Err: err}
