@@ -154,3 +154,36 @@ func ExampleNew_invalid() {
 	// Output:
 	// MaxConcurrent
 }
+
+// Work per key, one activation at a time for each key, at most two at
+// once: a key woken while it runs is activated once more after.
+func ExampleNew() {
+	gate, done := make(chan struct{}), make(chan string, 3)
+	l, err := lanes.New(context.Background(), lanes.Config[string]{
+		MaxConcurrent: 2,
+		Activate: func(ctx context.Context, room string) error {
+			<-gate
+			done <- room
+			return nil
+		},
+	})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer l.Close()
+
+	for _, room := range []string{"room:1", "room:2", "room:1"} {
+		r, err := l.Wake(room)
+		fmt.Println(room, r, err)
+	}
+	close(gate)
+	activated := []string{<-done, <-done, <-done}
+	slices.Sort(activated)
+	fmt.Println(activated)
+	// Output:
+	// room:1 started <nil>
+	// room:2 started <nil>
+	// room:1 queued <nil>
+	// [room:1 room:1 room:2]
+}

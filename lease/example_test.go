@@ -4,9 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/rivus/collab/lease"
+	"github.com/rivus/collab/lease/sqlite"
 )
 
 // A manager acquires a lease, does fenced work with its token, and
@@ -143,4 +146,45 @@ func ExampleManager_AcquireWait() {
 	// Output:
 	// the first holds token 1
 	// the waiter holds token 2
+}
+
+// Leases on SQLite: a worker claims a task, writes its result under the
+// fence with the lease's token, and releases the task.
+func Example_sqlite() {
+	dir, err := os.MkdirTemp("", "lease-example-")
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer os.RemoveAll(dir)
+	repo, err := sqlite.Open(nil, filepath.Join(dir, "leases.db"))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer repo.Close()
+	leases, err := lease.NewManager(lease.Config{TTL: time.Minute, Heartbeat: 15 * time.Second, Repository: repo})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer leases.Close()
+
+	ctx := context.Background()
+	task, err := leases.Acquire(ctx, "task:42") // a *HeldError while another worker holds it
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer task.Close()
+	err = task.RunFenced(ctx, func(ctx context.Context, token lease.Token) error {
+		// ctx ends if the lease is lost; a resource that can compare
+		// keeps the highest token it has seen, and refuses smaller ones.
+		fmt.Println("saving the result with token", token)
+		return nil
+	})
+	fmt.Println("fenced work:", err)
+	// Output:
+	// saving the result with token 1
+	// fenced work: <nil>
 }

@@ -54,3 +54,30 @@ func Example() {
 	// waiting second acquired and released: <nil>
 	// held: false
 }
+
+// A program that must run once per machine takes the lock as it starts
+// and holds it until it exits; the kernel frees it if the process dies.
+func ExampleAcquire() {
+	dir, err := os.MkdirTemp("", "plock-example-")
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer os.RemoveAll(dir)
+	ctx, p, path := context.Background(), sqlite.OS(), filepath.Join(dir, "app.lock")
+
+	lock, err := plock.Acquire(ctx, p, path, plock.Options{})
+	if errors.Is(err, plock.ErrHeld) {
+		fmt.Println("another instance runs:", err)
+		return
+	}
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer lock.Release()
+
+	held, _ := plock.IsHeld(ctx, p, path) // writes nothing: any process may ask
+	fmt.Println("the only instance; held:", held)
+	// Output: the only instance; held: true
+}
