@@ -144,7 +144,7 @@ func (s *search[W]) expandBatch(done int) int {
 		if b := s.broken; b != nil {
 			s.violate(b.property, b.reason, at.index, &b.step)
 		} else {
-			s.violate("owes work", "no move is possible, yet "+owed, at.index, nil)
+			s.violate(owesWork, owesReason+owed, at.index, nil)
 		}
 		return n
 	}
@@ -285,6 +285,12 @@ func (s *search[W]) finish(v Verdict, stopped string) {
 	s.result.Elapsed = time.Since(s.start)
 }
 
+// The property and reason of a world that owes work and has no move.
+const (
+	owesWork   = "owes work"
+	owesReason = "no move is possible, yet "
+)
+
 // violate ends the search with the trace to world idx, plus last when the
 // violation is a move out of it.
 func (s *search[W]) violate(property, reason string, idx int32, last *Step[W]) {
@@ -292,6 +298,7 @@ func (s *search[W]) violate(property, reason string, idx int32, last *Step[W]) {
 	if last != nil {
 		trace = append(trace, *last)
 	}
+	reason = s.restate(property, reason, trace, last != nil)
 	s.result.Violation = &Violation[W]{Property: property, Reason: reason, Trace: trace}
 	s.finish(Violated, "")
 }

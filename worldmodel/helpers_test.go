@@ -3,9 +3,11 @@ package worldmodel
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"github.com/rivus/collab/gen"
+	"github.com/rivus/collab/modelcheck"
 	"github.com/rivus/collab/policy"
 )
 
@@ -56,4 +58,31 @@ func (r *stepRecorder) Step(s policy.StateID, tr policy.TriggerID, f policy.Fact
 		r.ignored[policy.Pair{State: s, Trigger: tr}] = true
 	}
 	return res
+}
+
+// wantStory checks that a counterexample reads as one story: each step's
+// world is a move of the world before it, the one its label names, with no
+// renaming between steps (symmetry reduction's canonical worlds do not
+// leak into the trace), and the reason is true of the last world.
+func wantStory[W comparable](t *testing.T, m modelcheck.Model[W], v *modelcheck.Violation[W]) {
+	t.Helper()
+	if !slices.Contains(m.Init, v.Trace[0].World) {
+		t.Errorf("the trace starts at %v, not at an initial world", v.Trace[0].World)
+	}
+	for i := 1; i < len(v.Trace); i++ {
+		step, found := v.Trace[i], false
+		m.Next(v.Trace[i-1].World, func(label string, next W) {
+			found = found || label == step.Label && next == step.World
+		})
+		if !found {
+			t.Fatalf("step %d, %q, is not a move of step %d's world as it is shown", i, step.Label, i-1)
+		}
+	}
+	for _, inv := range m.Invariants {
+		if inv.Name == v.Property {
+			if err := inv.Check(v.Trace[len(v.Trace)-1].World); err == nil || err.Error() != v.Reason {
+				t.Errorf("the last world's %q says %v, the violation %q", v.Property, err, v.Reason)
+			}
+		}
+	}
 }

@@ -174,6 +174,16 @@ func (m *laneModel) canonical(w LaneWorld) LaneWorld {
 	for i, k := range w.waits[:w.wlen] {
 		rank[k] |= uint64(i+1) << 48
 	}
+	// The keys a fault names rank apart too, so that keys of equal rank
+	// are equal in every respect and any order of them is the same world:
+	// symmetric worlds then have one canonical form, which a trace's
+	// replay relies on.
+	if w.bad != laneOK {
+		rank[w.badKey] |= 1 << 56
+		if w.bad == laneBadStartUnfair {
+			rank[w.badArg] |= 1 << 57
+		}
+	}
 	var order [LaneMaxKeys]uint8 // order[new] = old
 	for k := range m.keys {
 		rank[k] |= w.lanes[k].pack()

@@ -128,6 +128,7 @@ func TestLaneWorldCatchesMutations(t *testing.T) {
 				if r.Verdict != modelcheck.Violated || r.Violation.Property != c.invariant || len(r.Violation.Trace)-1 != c.steps {
 					t.Fatalf("symmetry %v: %s; want %q after %d steps\n%s", symmetry, r.Summary(), c.invariant, c.steps, laneTrace(r, m))
 				}
+				wantStory(t, m, r.Violation)
 				if !symmetry {
 					t.Logf("%s", r.Summary())
 				}

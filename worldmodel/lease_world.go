@@ -296,7 +296,7 @@ const (
 	leaseInvLostWork = "lost holder starts no fenced work"
 	leaseInvOverlap  = "fenced sections never overlap"
 	leaseInvEarly    = "no takeover before the holder's deadline"
-	leaseInvRefused  = "crashed holder's key acquirable"
+	leaseInvRefused  = "key of a dead or silent holder acquirable"
 	leaseInvDeadline = "holder declares loss at its deadline"
 	leaseInvConflict = "holder declares loss on a renewal's conflict"
 )
@@ -393,7 +393,7 @@ var leaseMoveNames = [leaseMoveCount]string{
 	leaseMvRenewDue:       "RenewDue",
 	leaseMvDeadlinePassed: "DeadlinePassed",
 	leaseMvLoaded:         "Loaded",
-	leaseMvLoadedTTL:      "Loaded, TTL passed since its manager first saw the revision",
+	leaseMvLoadedTTL:      "Loaded, TTL passed since its manager first saw the revision, unwritten since",
 	leaseMvSaved:          "Saved",
 	leaseMvConflict:       "Conflict",
 	leaseMvFailed:         "RepoFailed",

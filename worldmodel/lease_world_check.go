@@ -75,13 +75,25 @@ func (m *leaseModel) faultError(w *leaseVars) error {
 		return fmt.Errorf("%s's claim replaced generation %d of %s, which still held it and whose deadline had not passed",
 			who, w.h[arg].gen, leaseHolderName(int(arg)))
 	case leaseFaultRefused:
-		return fmt.Errorf("%s's acquisition loaded a record with facts %s and did not claim it", who, leaseFamily.FormatFacts(policy.Facts(arg)))
+		return fmt.Errorf("%s's acquisition found %s (facts %s) and did not claim it", who, leaseAbandonedWords(policy.Facts(arg)), leaseFamily.FormatFacts(policy.Facts(arg)))
 	case leaseFaultDeadline:
 		return fmt.Errorf("%s got DeadlinePassed and still holds generation %d without declaring it lost", who, arg)
 	case leaseFaultConflict:
 		return fmt.Errorf("%s's renewal met a conflict and it still holds generation %d without declaring it lost", who, arg)
 	}
 	return fmt.Errorf("unknown fault %d", w.fault)
+}
+
+// leaseAbandonedWords says, in the trace's words, why the facts f of a
+// loaded record make the key acquirable.
+func leaseAbandonedWords(f policy.Facts) string {
+	switch {
+	case f&leaseFFree != 0:
+		return "the key free"
+	case f&leaseFDead != 0:
+		return "the holder's process dead"
+	}
+	return "the holder silent for the TTL since its manager first saw the revision"
 }
 
 func leaseTriggerName(t uint8) string { return leaseFamily.TriggerName(policy.TriggerID(t)) }

@@ -108,6 +108,7 @@ var leaseMutations = []struct {
 	{"lease-lost-rejects-fence.fsm", leaseInvRejected, 5},
 	{"lease-renew-reloads.fsm", leaseInvOutputs, 4},
 	{"lease-renew-conflict-retried.fsm", leaseInvConflict, 7},
+	{"lease-silent-holder-held.fsm", leaseInvRefused, 7},
 }
 
 // TestLeaseWorldCatchesMutations checks that every seeded bug is caught by
@@ -124,6 +125,7 @@ func TestLeaseWorldCatchesMutations(t *testing.T) {
 					t.Fatalf("symmetry %v: %s, want a violation of %q", sym, r.Summary(), mu.invariant)
 				}
 				v := r.Violation
+				wantStory(t, m, v)
 				if v.Property != mu.invariant || len(v.Trace)-1 != mu.steps {
 					t.Errorf("symmetry %v: %q after %d steps, want %q after %d\n%s",
 						sym, v.Property, len(v.Trace)-1, mu.invariant, mu.steps, leaseTrace(m, r))

@@ -94,6 +94,7 @@ func TestTurnMutationsCaught(t *testing.T) {
 				if r.Verdict != modelcheck.Violated {
 					t.Fatalf("%s: verdict %v, want violated", r.Summary(), r.Verdict)
 				}
+				wantStory(t, m, r.Violation)
 				got := len(r.Violation.Trace) - 1
 				if r.Violation.Property != mu.property || got != mu.steps {
 					t.Log(turnTrace(m, r.Violation))
