@@ -9,7 +9,7 @@ help: ## list the targets
 demo: ## the main job: a 25 s torture campaign of real processes, checked by porcupine
 	$(GO) run ./cmd/collab demo
 
-generate: ## regenerate fsm/ from spec/
+generate: ## regenerate fsm/ from spec/, and the examples' policies
 	$(GO) generate ./...
 
 verify: ## gofmt, vet, staticcheck, tidy, what each package links, and generated code up to date
@@ -20,7 +20,7 @@ verify: ## gofmt, vet, staticcheck, tidy, what each package links, and generated
 	$(GO) mod tidy -diff
 	scripts/check-deps.sh
 	$(MAKE) --no-print-directory generate
-	@out=$$(git status --porcelain -- spec fsm policy); if [ -n "$$out" ]; then echo "generated code is stale; run make generate and commit:"; echo "$$out"; exit 1; fi
+	@out=$$(git status --porcelain -- spec fsm policy examples); if [ -n "$$out" ]; then echo "generated code is stale; run make generate and commit:"; echo "$$out"; exit 1; fi
 
 test: ## all tests, with the race detector (as root, with loopback PostgreSQL servers it starts)
 	scripts/test.sh

@@ -1,0 +1,3 @@
+package strictrenewal
+
+//go:generate go run ../../gen/cmd/fsmgen -spec lease.fsm -out . -pkg strictrenewal
