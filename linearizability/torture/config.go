@@ -23,7 +23,8 @@ type Config struct {
 	// Run creates it, or takes it empty, and refuses one that holds
 	// anything (an earlier run's files).
 	Dir string
-	// Store is StoreSQLite (default), StoreFile or StorePostgres.
+	// Store is StoreSQLite (default), StoreFile, StorePostgres, or the
+	// name of a store of the caller's (Register).
 	Store string
 	// PostgresURL is the database of StorePostgres (required with it).
 	PostgresURL string
@@ -150,8 +151,8 @@ func (c Config) Validate() error {
 	switch {
 	case c.Dir == "":
 		return bad("Dir", "is empty")
-	case c.Store != StoreSQLite && c.Store != StoreFile && c.Store != StorePostgres:
-		return bad("Store", "is %q; want %q, %q or %q", c.Store, StoreSQLite, StoreFile, StorePostgres)
+	case !shipped(c.Store) && !isRegistered(c.Store):
+		return bad("Store", "is %q; want %q, %q, %q or a store of Register", c.Store, StoreSQLite, StoreFile, StorePostgres)
 	case c.Store == StorePostgres && c.PostgresURL == "":
 		return bad("PostgresURL", "is empty with store %q", c.Store)
 	case c.Workers < 2 || c.Workers > 64:

@@ -49,5 +49,10 @@
 // (Server.MinCutOff), since whether a stop finds a worker holding a
 // lease depends on the workers' timing.
 //
+// A repository of the caller's runs the same campaign: Register names
+// an Opener of it and of a Resource for its fenced writes, in the program
+// whose re-executions are the workers, before WorkerMain; Config.Store
+// then names it.
+//
 // Campaigns need SIGSTOP and SIGCONT: on windows, Run returns an error.
 package torture

@@ -20,7 +20,7 @@ func TestSQLiteStoresOpenTogether(t *testing.T) {
 					t.Error(err)
 					return
 				}
-				if err := res.close(); err != nil {
+				if err := res.Close(); err != nil {
 					t.Error(err)
 				}
 				if err := repo.Close(); err != nil {

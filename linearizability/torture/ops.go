@@ -143,7 +143,7 @@ func (w *worker) writeOp(key string, l *lease.Lease) error {
 			if ctx.Err() != nil {
 				return errNotWritten
 			}
-			return w.res.write(ctx, key, v)
+			return w.res.Write(ctx, key, v)
 		})
 		out := writeOutput(err, ran)
 		if out.Status == lz.Refused {
@@ -192,7 +192,7 @@ func (w *worker) readOp(key string) error {
 			return outUnknown
 		}
 		defer leave()
-		v, err := w.res.read(ctx, key)
+		v, err := w.res.Read(ctx, key)
 		if err != nil {
 			return outUnknown
 		}

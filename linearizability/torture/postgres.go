@@ -83,13 +83,13 @@ type pgResource struct {
 	table string
 }
 
-func (r *pgResource) write(ctx context.Context, key, value string) error {
+func (r *pgResource) Write(ctx context.Context, key, value string) error {
 	_, err := r.pool.Exec(ctx, `INSERT INTO `+r.table+` (key, value) VALUES ($1, $2)
 		ON CONFLICT (key) DO UPDATE SET value = excluded.value`, key, value)
 	return err
 }
 
-func (r *pgResource) read(ctx context.Context, key string) (string, error) {
+func (r *pgResource) Read(ctx context.Context, key string) (string, error) {
 	var v string
 	err := r.pool.QueryRow(ctx, `SELECT value FROM `+r.table+` WHERE key = $1`, key).Scan(&v)
 	if errors.Is(err, pgx.ErrNoRows) {
@@ -98,7 +98,7 @@ func (r *pgResource) read(ctx context.Context, key string) (string, error) {
 	return v, err
 }
 
-func (r *pgResource) close() error {
+func (r *pgResource) Close() error {
 	r.pool.Close()
 	return nil
 }

@@ -14,15 +14,16 @@ import (
 	"github.com/rivus/collab/platform"
 )
 
-// resource is the shared store that fenced writes protect. It accepts
+// Resource is the shared store that fenced writes protect. It accepts
 // whatever it is given and records it: the protection is the lease's
 // fence and re-read, which the campaign checks. Reads and writes of a
 // key both happen under the key's fence, so a read never falls between
-// a fenced write's re-read and its write.
-type resource interface {
-	write(ctx context.Context, key, value string) error
-	read(ctx context.Context, key string) (string, error)
-	close() error
+// a fenced write's re-read and its write. Read returns "" for a key
+// never written. Its calls must return once their ctx ends.
+type Resource interface {
+	Write(ctx context.Context, key, value string) error
+	Read(ctx context.Context, key string) (string, error)
+	Close() error
 }
 
 // sqliteResource is a table in its own database of the run directory.
@@ -42,13 +43,13 @@ func openSQLiteResource(p *platform.Platform, dir string) (*sqliteResource, erro
 	return &sqliteResource{db: db}, nil
 }
 
-func (r *sqliteResource) write(ctx context.Context, key, value string) error {
+func (r *sqliteResource) Write(ctx context.Context, key, value string) error {
 	_, err := r.db.ExecContext(ctx, `INSERT INTO resource (key, value) VALUES (?, ?)
 		ON CONFLICT (key) DO UPDATE SET value = excluded.value`, key, value)
 	return err
 }
 
-func (r *sqliteResource) read(ctx context.Context, key string) (string, error) {
+func (r *sqliteResource) Read(ctx context.Context, key string) (string, error) {
 	var v string
 	err := r.db.QueryRowContext(ctx, `SELECT value FROM resource WHERE key = ?`, key).Scan(&v)
 	if errors.Is(err, sql.ErrNoRows) {
@@ -57,7 +58,7 @@ func (r *sqliteResource) read(ctx context.Context, key string) (string, error) {
 	return v, err
 }
 
-func (r *sqliteResource) close() error { return r.db.Close() }
+func (r *sqliteResource) Close() error { return r.db.Close() }
 
 // fileResource is one JSON file a key, replaced by rename so a reader
 // sees a whole value, old or new. It is not synced: a machine crash is
@@ -80,7 +81,7 @@ func openFileResource(dir string, process int) (*fileResource, error) {
 	return &fileResource{dir: d, process: process}, nil
 }
 
-func (r *fileResource) write(ctx context.Context, key, value string) error {
+func (r *fileResource) Write(ctx context.Context, key, value string) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -96,7 +97,7 @@ func (r *fileResource) write(ctx context.Context, key, value string) error {
 	return os.Rename(tmp, path)
 }
 
-func (r *fileResource) read(ctx context.Context, key string) (string, error) {
+func (r *fileResource) Read(ctx context.Context, key string) (string, error) {
 	if err := ctx.Err(); err != nil {
 		return "", err
 	}
@@ -114,4 +115,4 @@ func (r *fileResource) read(ctx context.Context, key string) (string, error) {
 	return v.Value, nil
 }
 
-func (*fileResource) close() error { return nil }
+func (*fileResource) Close() error { return nil }

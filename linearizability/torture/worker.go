@@ -31,7 +31,7 @@ type worker struct {
 	plat   *platform.Platform // the lock's platform: without SQLite for the file store
 	repo   store.Repository
 	mgr    *lease.Manager
-	res    resource
+	res    Resource
 	rec    *lz.Recorder
 	events *os.File
 	losses *os.File // the leases it declared lost
@@ -64,39 +64,54 @@ func runWorker(a assignment, stop io.Reader) (err error) {
 // openWorker opens the stores, the manager and the recorder.
 func openWorker(a assignment) (*worker, error) {
 	w := &worker{a: a, rng: rand.New(rand.NewPCG(uint64(a.Seed), uint64(a.Process)))}
-	p := platformsqlite.OS()
-	w.plat = p
-	var err error
-	switch a.Store {
-	case StoreSQLite:
-		var repo *sqlite.Repository
-		var res *sqliteResource
-		if repo, res, err = openSQLiteStores(p, a.Dir); err == nil {
-			w.repo, w.res = repo, res // never a typed nil in the interfaces
-		}
-	case StorePostgres:
-		repo, res, perr := openPostgres(a)
-		if err = perr; err == nil {
-			w.repo, w.res = repo, res
-		}
-	default:
-		w.plat = platform.OS() // without SQLite: lock-file process locks
-		var repo *file.Repository
-		if repo, err = file.Open(w.plat, filepath.Join(a.Dir, leasesFiles)); err == nil {
-			w.repo = repo
-			var res *fileResource
-			if res, err = openFileResource(a.Dir, a.Process); err == nil {
-				w.res = res
-			}
-		}
-	}
-	if err != nil {
+	w.plat = platformsqlite.OS()
+	if err := w.openStores(); err != nil {
 		return nil, errors.Join(err, w.close())
 	}
 	if err := w.openRest(); err != nil {
 		return nil, errors.Join(err, w.close())
 	}
 	return w, nil
+}
+
+// openStores opens the lease repository and the resource of the
+// assignment's store.
+func (w *worker) openStores() (err error) {
+	switch w.a.Store {
+	case StoreSQLite:
+		var repo *sqlite.Repository
+		var res *sqliteResource
+		if repo, res, err = openSQLiteStores(w.plat, w.a.Dir); err == nil {
+			w.repo, w.res = repo, res // never a typed nil in the interfaces
+		}
+		return err
+	case StorePostgres:
+		repo, res, err := openPostgres(w.a)
+		if err == nil {
+			w.repo, w.res = repo, res
+		}
+		return err
+	case StoreFile:
+		w.plat = platform.OS() // without SQLite: lock-file process locks
+		var repo *file.Repository
+		if repo, err = file.Open(w.plat, filepath.Join(w.a.Dir, leasesFiles)); err != nil {
+			return err
+		}
+		w.repo = repo
+		res, err := openFileResource(w.a.Dir, w.a.Process)
+		if err == nil {
+			w.res = res
+		}
+		return err
+	}
+	open, ok := registered(w.a.Store)
+	if !ok {
+		return fmt.Errorf("store %q is not registered in this program (torture.Register, before WorkerMain)", w.a.Store)
+	}
+	return retrying(func(ctx context.Context) (err error) {
+		w.repo, w.res, err = open(ctx, w.a.Dir, w.a.Process)
+		return err
+	})
 }
 
 // openRest opens the files and the manager.
@@ -142,7 +157,7 @@ func (w *worker) close() error {
 		errs = append(errs, w.mgr.Close())
 	}
 	if w.res != nil {
-		errs = append(errs, w.res.close())
+		errs = append(errs, w.res.Close())
 	}
 	if c, ok := w.repo.(io.Closer); ok {
 		errs = append(errs, c.Close())
