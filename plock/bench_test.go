@@ -51,7 +51,18 @@ func BenchmarkAcquireRelease(b *testing.B) {
 			}
 		}
 	}
-	sqliteFloor := func() { sqliteWriteOnce(b, filepath.Join(dir, "floor.db")) }
+	floorDB := filepath.Join(dir, "floor.db")
+	if err := os.WriteFile(floorDB, nil, 0o600); err != nil {
+		b.Fatal(err)
+	}
+	first, err := Acquire(ctx, sqlite.OS(), floorDB, Options{}) // gives it its first page
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := first.Release(); err != nil {
+		b.Fatal(err)
+	}
+	sqliteFloor := func() { sqliteExclusiveOnce(b, floorDB) }
 	stamp := platform.Identity{Host: "h", BootID: "b", PID: 1, StartTime: 1}.Marshal()
 	fileFloor := func() { linkOnce(b, filepath.Join(dir, "floor.lock"), stamp) }
 
@@ -65,9 +76,11 @@ func BenchmarkAcquireRelease(b *testing.B) {
 	b.Run("file-floor", func(b *testing.B) { loop(b, fileFloor) })
 }
 
-// sqliteWriteOnce opens the database with plock's options, runs plock's
-// write transaction under exclusive locking, and closes it.
-func sqliteWriteOnce(b *testing.B, path string) {
+// sqliteExclusiveOnce is the floor of a SQLite process lock: open the
+// database (one with a first page, as plock's is after its first
+// acquisition) with exclusive locking, take the exclusive lock with BEGIN
+// EXCLUSIVE, and close it, with nothing written or synced.
+func sqliteExclusiveOnce(b *testing.B, path string) {
 	db, err := sqlite.Opener().Open(path, platform.SQLiteOptions{ExclusiveLocking: true, BusyTimeout: firstBusyTimeout})
 	if err != nil {
 		b.Fatal(err)
@@ -77,10 +90,8 @@ func sqliteWriteOnce(b *testing.B, path string) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	for _, stmt := range takeStatements {
-		if _, err := conn.ExecContext(context.Background(), stmt); err != nil {
-			b.Fatal(err)
-		}
+	if _, err := conn.ExecContext(context.Background(), "BEGIN EXCLUSIVE"); err != nil {
+		b.Fatal(err)
 	}
 	if err := conn.Close(); err != nil {
 		b.Fatal(err)

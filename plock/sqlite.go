@@ -19,14 +19,25 @@ type sqliteBackend struct {
 	path string
 }
 
-// The statements of an attempt. BEGIN EXCLUSIVE takes the exclusive lock
-// at once (rollback journal); the write makes it stick after COMMIT, as
-// locking_mode=EXCLUSIVE keeps a lock once it has written.
-var takeStatements = []string{
-	"BEGIN EXCLUSIVE",
-	"CREATE TABLE IF NOT EXISTS collab_lock (id INTEGER PRIMARY KEY CHECK (id = 1), acquisitions INTEGER NOT NULL)",
-	"INSERT INTO collab_lock (id, acquisitions) VALUES (1, 1) ON CONFLICT (id) DO UPDATE SET acquisitions = acquisitions + 1",
+// The statement of an attempt. BEGIN EXCLUSIVE takes SQLite's exclusive
+// lock at once (rollback journal), and the transaction stays open while
+// the lock is held: nothing is written, so nothing is synced. Nothing in
+// the lock database must survive a crash: the lock is the kernel's, which
+// drops it when the holder's connection closes or its process dies.
+// Holders of earlier versions wrote a row and committed under
+// locking_mode=EXCLUSIVE, which keeps the same lock: both exclude each
+// other.
+var takeStatements = []string{"BEGIN EXCLUSIVE"}
+
+// initStatements give a new, empty lock database its first page, once, in
+// the attempt that first holds it: a write transaction on an empty
+// database writes that page (a journal and three fsyncs) whether or not
+// it changes anything, at every acquisition. COMMIT under
+// locking_mode=EXCLUSIVE keeps the lock; BEGIN EXCLUSIVE holds it on.
+var initStatements = []string{
+	"CREATE TABLE IF NOT EXISTS collab_lock (id INTEGER PRIMARY KEY CHECK (id = 1))",
 	"COMMIT",
+	"BEGIN EXCLUSIVE",
 }
 
 // sqliteHeld is a taken SQLite lock.
@@ -46,8 +57,12 @@ func (b *sqliteBackend) attempt(ctx context.Context, self *platform.Identity, bu
 	// hold a read transaction open and keep every holder out. Created
 	// here, before SQLite opens it, with that mode; its journal takes the
 	// same. Other users learn who holds the lock from the .holder stamp.
-	if err := b.p.FS.CreateExclusive(b.path, nil, 0o600); err != nil && !errors.Is(err, fs.ErrExist) {
-		return nil, fmt.Errorf("plock: create SQLite lock %s: %w", b.path, err)
+	st, err := b.p.FS.Lstat(b.path)
+	empty := err != nil || st.Size() == 0
+	if errors.Is(err, fs.ErrNotExist) {
+		if err := b.p.FS.CreateExclusive(b.path, nil, 0o600); err != nil && !errors.Is(err, fs.ErrExist) {
+			return nil, fmt.Errorf("plock: create SQLite lock %s: %w", b.path, err)
+		}
 	}
 	db, err := b.p.SQLite.Open(b.path, platform.SQLiteOptions{ExclusiveLocking: true, BusyTimeout: busy})
 	if err != nil {
@@ -62,7 +77,11 @@ func (b *sqliteBackend) attempt(ctx context.Context, self *platform.Identity, bu
 	if err != nil {
 		return nil, errors.Join(err, db.Close())
 	}
-	for _, stmt := range takeStatements {
+	stmts := takeStatements
+	if empty {
+		stmts = append(stmts[:len(stmts):len(stmts)], initStatements...)
+	}
+	for _, stmt := range stmts {
 		if _, err := conn.ExecContext(ctx, stmt); err != nil {
 			cerr := errors.Join(conn.Close(), db.Close())
 			if code := platform.SQLiteCode(err); code == platform.SQLiteBusy || code == platform.SQLiteLocked {
@@ -84,8 +103,17 @@ func (b *sqliteBackend) needsIdentity() bool { return false }
 
 // stamp writes the holder's identity beside the lock, for diagnostics; a
 // holder that cannot read its own identity removes a stale stamp instead.
+// Diagnostics need no durability: the stamp is replaced without syncing.
+// The lock keeps other writers out; a reader may briefly find none.
 func (h *sqliteHeld) stamp(name string, self *platform.Identity) error {
-	err := removeIfExists(h.fsys, name)
+	var err error
+	if self != nil {
+		// Released locks leave no stamp: try the create first.
+		if err = h.fsys.CreateExclusive(name, self.Marshal(), 0o644); !errors.Is(err, fs.ErrExist) {
+			return h.stamped(name, err)
+		}
+	}
+	err = removeIfExists(h.fsys, name)
 	if errors.Is(err, fs.ErrPermission) {
 		// Another user's stamp in a sticky directory (/tmp): it cannot
 		// be replaced, and the stamp is only for diagnostics, so the lock
@@ -99,11 +127,14 @@ func (h *sqliteHeld) stamp(name string, self *platform.Identity) error {
 		}
 		return nil
 	}
-	// Diagnostics need no durability: replace the stamp without syncing.
-	// The lock keeps other writers out; a reader may briefly find none.
 	if err == nil {
 		err = h.fsys.CreateExclusive(name, self.Marshal(), 0o644)
 	}
+	return h.stamped(name, err)
+}
+
+// stamped records the stamp at name once written (err nil).
+func (h *sqliteHeld) stamped(name string, err error) error {
 	if err != nil {
 		return fmt.Errorf("plock: write holder stamp %s: %w", name, err)
 	}
