@@ -126,30 +126,6 @@ func linkOnce(b *testing.B, path string, stamp []byte) {
 	}
 }
 
-func BenchmarkIsHeld(b *testing.B) {
-	path := filepath.Join(b.TempDir(), "daemon.lock")
-	ctx := context.Background()
-	// Another SQLite value holds the lock, so IsHeld through the OS
-	// platform meets it in SQLite, as another process's check would.
-	holder := *sqlite.OS()
-	holder.SQLite = newCountingSQLite()
-	l, err := Acquire(ctx, &holder, path, Options{})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer l.Release()
-
-	floor := func() { sharedAttemptOnce(b, path) }
-	isHeld := func() {
-		held, err := IsHeld(ctx, sqlite.OS(), path)
-		if err != nil || !held {
-			b.Fatalf("IsHeld = %v, %v; want true", held, err)
-		}
-	}
-	b.Run("sqlite", func(b *testing.B) { measure(b, isHeld, floor) })
-	b.Run("sqlite-floor", func(b *testing.B) { loop(b, floor) })
-}
-
 // sharedAttemptOnce makes one raw attempt at a shared lock on a held
 // database, as a check must, and requires it to find the lock busy.
 func sharedAttemptOnce(b *testing.B, path string) {

@@ -16,10 +16,13 @@
 // # Modes
 //
 // On a platform with SQLite the lock is a SQLite database held with
-// locking_mode=EXCLUSIVE on one pinned connection, with a rollback journal;
-// its first statement is a real write under BEGIN EXCLUSIVE. The kernel
-// drops the lock the moment the holder exits or crashes, and nothing is
-// reclaimed. The holder's identity goes into <path>.holder for diagnostics
+// locking_mode=EXCLUSIVE on one pinned connection, with a rollback journal,
+// by a BEGIN EXCLUSIVE transaction that stays open while the lock is held:
+// nothing is written or synced (a new, empty database gets its first page
+// once, in its first acquisition: a transaction on an empty database
+// writes it). Nothing in the database must survive a crash, since the lock
+// is the kernel's: it drops the lock the moment the holder's connection
+// closes or its process exits or crashes, and nothing is reclaimed. The holder's identity goes into <path>.holder for diagnostics
 // only: a process that cannot read its own identity still takes the lock,
 // writes no stamp, and removes one left by a holder that died.
 //
@@ -60,12 +63,21 @@
 // # IsHeld
 //
 // IsHeld writes nothing: no .holder, and a missing lock file stays
-// missing. With SQLite it makes one attempt at a shared lock, with no busy
-// timeout and no retries, and reads no identity. The first attempt of an
-// Acquire running at the same moment waits out such a check (a 10 ms busy
-// timeout, then a few more tries). Later retries of a waiting Acquire have
-// no busy timeout; one that meets a check finds the free lock busy and gets
-// it after another backoff.
+// missing. With the operating system's SQLite (sqlite.OS()) on unix it
+// asks the kernel (fcntl F_GETLK) whether another process has a write
+// lock on SQLite's lock bytes: held, or being taken. It takes no lock, so
+// no Acquire ever meets it. The query cannot see this process's own
+// locks, which the turns know: IsHeld asks them before and after, for
+// every opener of the path. The descriptor it queries through stays open
+// for the life of the process, one per lock path (a new one when the file
+// is replaced): closing it would drop this process's POSIX locks on the
+// file, and with them a holder's in this process. With another SQLite, or
+// on windows, IsHeld makes one attempt at a shared lock through SQLite,
+// with no busy timeout and no retries, and reads no identity; the first
+// attempt of an Acquire running at the same moment waits out such a check
+// (a 10 ms busy timeout, then a few more tries), and later retries of a
+// waiting Acquire, which have none, find the free lock busy and get it
+// after another backoff.
 //
 // # Limits
 //

@@ -142,10 +142,17 @@ func IsHeld(ctx context.Context, p *platform.Platform, path string) (bool, error
 	if err != nil {
 		return false, err
 	}
-	if busy, _ := turns.busy(newTurnKey(opener(p), resolved)); busy {
+	key := newTurnKey(opener(p), resolved)
+	if busy, _ := turns.busy(key); busy {
 		return true, nil // never open the file behind our own holder
 	}
 	held, _, err := backendFor(p, resolved).isHeld(ctx)
+	if !held && err == nil {
+		// The kernel's answer leaves out this process's locks: those of
+		// another opener of the path, or of an acquisition that began
+		// meanwhile.
+		held = turns.busyPath(resolved)
+	}
 	return held, err
 }
 

@@ -14,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/rivus/collab/internal/childproc"
+	"github.com/rivus/collab/platform/sqlite"
 )
 
 // backends are the lock's two modes as a child selects them.
@@ -186,4 +187,26 @@ func TestProcessesNeverHoldTogether(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestIsHeldProbeKeepsThisProcesssLock: the kernel's lock query reads
+// another descriptor of the lock database, which this process never
+// closes: closing it would drop this process's own SQLite lock. After
+// probes behind a holder of this process, another process still finds
+// the lock busy.
+func TestIsHeldProbeKeepsThisProcesssLock(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "daemon.lock")
+	l, err := Acquire(context.Background(), sqlite.OS(), path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Release()
+	for range 3 {
+		held, err := sqliteLockHeld(path)
+		if err != nil || held {
+			t.Fatalf("the query = %v, %v; want false: it cannot see this process's locks", held, err)
+		}
+	}
+	other := startChild(t, helperHold, backendSQLite, path)
+	other.Expect(t, "busy")
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/rivus/collab/platform"
+	"github.com/rivus/collab/platform/sqlite"
 )
 
 // sqliteBackend is the lock on a platform with SQLite: a database held
@@ -152,9 +153,19 @@ func (h *sqliteHeld) release() error {
 	return errors.Join(err, h.conn.Close(), h.db.Close())
 }
 
-// isHeld makes one attempt at a shared lock, with no busy timeout and no
-// retries, reading and writing nothing else: a missing file stays missing.
+// isHeld asks the kernel whether another process holds SQLite's locks on
+// the database (sqliteLockHeld), where the platform is the operating
+// system with modernc.org/sqlite; otherwise it makes one attempt at a
+// shared lock through p's SQLite, with no busy timeout and no retries.
+// Either way it writes nothing: a missing file stays missing.
 func (b *sqliteBackend) isHeld(ctx context.Context) (bool, *platform.Identity, error) {
+	if probeSupported && b.p.SQLite == sqlite.Opener() && b.p.FS == platform.OSFS() {
+		held, err := sqliteLockHeld(b.path)
+		if err != nil {
+			return false, nil, fmt.Errorf("plock: check SQLite lock %s: %w", b.path, err)
+		}
+		return held, nil, nil
+	}
 	db, err := b.p.SQLite.Open(b.path, platform.SQLiteOptions{ReadOnly: true})
 	if err != nil {
 		return false, nil, err

@@ -232,6 +232,20 @@ func (r *registry) busy(key turnKey) (bool, *platform.Identity) {
 	return true, q.holder
 }
 
+// busyPath reports whether a task of this process attempts or holds the
+// lock at path through any opener: the kernel's lock query cannot see
+// this process's own locks, whichever SQLite value took them.
+func (r *registry) busyPath(path string) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for key, q := range r.queues {
+		if key.path == path && q.owner != nil {
+			return true
+		}
+	}
+	return false
+}
+
 // claimTurn is called by a waiting task that woke: it returns the outputs
 // of the Turn step if the turn was handed to it, or else aborts it (it
 // woke because its context ended).

@@ -1,0 +1,9 @@
+//go:build !unix
+
+package plock
+
+// sqliteLockHeld is not used where there are no POSIX locks to query.
+func sqliteLockHeld(string) (bool, error) { return false, nil }
+
+// probeSupported: IsHeld opens the database through SQLite here.
+const probeSupported = false

@@ -1,0 +1,85 @@
+//go:build unix
+
+package plock
+
+import (
+	"errors"
+	"io/fs"
+	"os"
+	"sync"
+
+	"golang.org/x/sys/unix"
+)
+
+// SQLite's lock bytes (os_unix.c): a holder of the exclusive lock has
+// write locks on the pending, reserved and shared bytes; one taking it
+// has a write lock on the pending byte first.
+const (
+	sqlitePendingByte = 0x40000000
+	sqliteLockBytes   = 2 + 510 // pending, reserved, shared
+)
+
+// probes holds one read-only descriptor for each lock database IsHeld has
+// looked at, open for the life of the process. Closing a descriptor would
+// drop every POSIX lock this process holds on the file, through any
+// descriptor: an acquisition in this process, started after IsHeld asked
+// the turns, could lose SQLite's lock that way. A descriptor whose file
+// was replaced is retired, still open.
+var probes struct {
+	sync.Mutex
+	files   map[string]*os.File
+	retired []*os.File
+}
+
+// sqliteLockHeld reports whether another process holds SQLite's lock on
+// the database at path, or is taking it: a lock query (F_GETLK) on its
+// lock bytes, which writes nothing and waits for nothing. A missing file
+// is not held. Locks of this process are invisible to the query: IsHeld
+// asks the turns about them.
+func sqliteLockHeld(path string) (bool, error) {
+	f, err := probeFile(path)
+	if f == nil || err != nil {
+		return false, err
+	}
+	lk := unix.Flock_t{Type: unix.F_RDLCK, Whence: 0, Start: sqlitePendingByte, Len: sqliteLockBytes}
+	if err := unix.FcntlFlock(f.Fd(), unix.F_GETLK, &lk); err != nil {
+		return false, &fs.PathError{Op: "fcntl F_GETLK", Path: path, Err: err}
+	}
+	return lk.Type != unix.F_UNLCK, nil
+}
+
+// probeFile returns the probe descriptor of path, opening it if needed,
+// or nil when path does not exist.
+func probeFile(path string) (*os.File, error) {
+	st, err := os.Lstat(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	probes.Lock()
+	defer probes.Unlock()
+	if f := probes.files[path]; f != nil {
+		if fst, err := f.Stat(); err == nil && os.SameFile(st, fst) {
+			return f, nil
+		}
+		probes.retired = append(probes.retired, f)
+		delete(probes.files, path)
+	}
+	f, err := os.OpenFile(path, os.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	if probes.files == nil {
+		probes.files = map[string]*os.File{}
+	}
+	probes.files[path] = f
+	return f, nil
+}
+
+// probeSupported: this platform answers IsHeld with a lock query.
+const probeSupported = true
