@@ -1,7 +1,7 @@
 # collab: the targets CI and people run. `make help` lists them.
 GO ?= go
 
-.PHONY: help demo generate verify test modelcheck campaign mutants mutants-ci bench cross
+.PHONY: help demo generate verify test modelcheck campaign mutants mutants-ci bench bench-lanes cross
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-10s %s\n", $$1, $$2}'
