@@ -52,7 +52,7 @@ mutants-ci: ## the mutants CI runs: model checker and monitors, stopping at the 
 	$(GO) run ./mutants -monitor '$(MONITOR_LAYER)' -layers check,monitor -first -report= -only $(MUTANTS_CI)
 
 bench-lanes: ## lanes beside client-go's workqueue, per processed item and per wake (module bench/, which needs k8s.io)
-	cd bench && $(GO) test -run='^$$' -bench=LanesVsWorkqueue -benchtime=5x
+	cd bench && $(GO) test -run='^$$' -bench=. -benchtime=5x
 
 bench: ## benchmarks, each with its in-process baseline
 	$(GO) test -run='^$$' -bench=. -benchmem ./...

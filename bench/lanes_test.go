@@ -22,7 +22,7 @@ type shape struct {
 	keys, workers, wakes int
 }
 
-func (s shape) String() string { return fmt.Sprintf("keys=%d/workers=%d", s.keys, s.workers) }
+func (s shape) String() string { return fmt.Sprintf("keys=%d,workers=%d", s.keys, s.workers) }
 
 var shapes = []shape{{keys: 1000, workers: 8, wakes: 200_000}, {keys: 100_000, workers: 8, wakes: 200_000}, {keys: 10, workers: 8, wakes: 200_000}}
 
@@ -159,16 +159,25 @@ func BenchmarkLanesVsWorkqueue(b *testing.B) {
 	}
 }
 
-// BenchmarkLanes runs the lanes side alone, for profiles.
-func BenchmarkLanes(b *testing.B) {
+// BenchmarkKeyed runs each shape through lanes and through workqueue as
+// sub-benchmarks of their own (for profiles, and for benchstat), each
+// reporting ns/item and items/wake; BenchmarkLanesVsWorkqueue runs them
+// interleaved and reports the ratio.
+func BenchmarkKeyed(b *testing.B) {
 	for _, s := range shapes {
-		b.Run(s.String(), func(b *testing.B) {
-			names := keyNames(s.keys)
-			var items int64
-			for b.Loop() {
-				items += runLanes(b, s, names)
-			}
-			b.ReportMetric(float64(b.Elapsed())/float64(items), "ns/item")
-		})
+		names := keyNames(s.keys)
+		for _, side := range []struct {
+			name string
+			run  func(*testing.B, shape, []string) int64
+		}{{"lanes", runLanes}, {"workqueue", runWorkqueue}} {
+			b.Run(s.String()+"/"+side.name, func(b *testing.B) {
+				var items int64
+				for b.Loop() {
+					items += side.run(b, s, names)
+				}
+				b.ReportMetric(float64(b.Elapsed())/float64(items), "ns/item")
+				b.ReportMetric(float64(items)/float64(s.wakes*b.N), "items/wake")
+			})
+		}
 	}
 }
