@@ -67,6 +67,7 @@ type Report struct {
 	parts   []partition // every object, for WriteHTML on request
 	failing *partition  // the shortest failing object
 	timeout time.Duration
+	local   bool // the history was Local: the model to check it with
 }
 
 // Check checks h, partitioned by object (the lease and the lock of each
@@ -82,8 +83,8 @@ type Report struct {
 // some moment; one that cannot change the object is left out (reduce).
 func Check(h History, timeout time.Duration) Report {
 	start := time.Now()
-	parts := partitions(h.Events)
-	r := Report{Verdict: Linearizable, Keys: len(parts), parts: parts, timeout: timeout}
+	parts := partitions(h.Events, h.Local)
+	r := Report{Verdict: Linearizable, Keys: len(parts), parts: parts, timeout: timeout, local: h.Local}
 	for _, p := range parts {
 		r.Ops += len(p.evs)
 	}
@@ -92,7 +93,7 @@ func Check(h History, timeout time.Duration) Report {
 			r.Uncertain++
 		}
 	}
-	m := model()
+	m := model(h.Local)
 	m.Partition = func([]porcupine.Operation) [][]porcupine.Operation { return opsOf(parts) }
 	switch porcupine.CheckOperationsTimeout(m, nil, nonZero(timeout)) {
 	case porcupine.Unknown:
@@ -114,7 +115,7 @@ func (r *Report) diagnose() {
 	order := slices.Clone(r.parts)
 	slices.SortStableFunc(order, func(a, b partition) int { return cmp.Compare(len(a.ops), len(b.ops)) })
 	deadline := time.Now().Add(r.timeout)
-	m := model()
+	m := model(r.local)
 	for i := range order {
 		left := time.Until(deadline)
 		if left <= 0 {
@@ -146,8 +147,9 @@ func opsOf(parts []partition) [][]porcupine.Operation {
 // held);
 // crashes change no lease, and join none. Each object's events are then
 // made porcupine operations by reduce.
-func partitions(evs []Event) []partition {
+func partitions(evs []Event, local bool) []partition {
 	clients := clientIDs(evs)
+	b := boundsOf(evs, local)
 	byID := make(map[ObjectID]int)
 	var parts []partition
 	var crashes []*Event
@@ -170,7 +172,7 @@ func partitions(evs []Event) []partition {
 		if o := parts[j].id.Object; o == lockObject.String() || o == fenceObject.String() {
 			parts[j].evs = append(parts[j].evs, crashes...)
 		}
-		parts[j].ops = reduce(parts[j].evs, clients)
+		parts[j].ops = reduce(parts[j].evs, clients, b)
 	}
 	slices.SortFunc(parts, func(a, b partition) int {
 		return cmp.Or(cmp.Compare(a.id.Key, b.id.Key), cmp.Compare(a.id.Object, b.id.Object))

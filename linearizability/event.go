@@ -45,6 +45,14 @@ type History struct {
 	// written, which ReadHistory skips: the operation of a torn call line
 	// was never invoked, and a torn return line leaves its operation open.
 	Torn int
+	// Local says that every operation takes effect inside the process
+	// that records it, as with SQLite and files, and not in a server that
+	// may act after its client died or gave up (PostgreSQL). Check then
+	// bounds the operations of unknown outcome: one that returned Unknown
+	// took effect by its return or never, and one left open by a kill,
+	// by the moment its process was reaped (the Crash event's return) or
+	// never. Without it they may take effect at any later moment.
+	Local bool
 }
 
 // sortEvents orders events by call time, then process, then key, so

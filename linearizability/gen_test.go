@@ -93,3 +93,26 @@ func outcome(s state, e *Event, applied bool, next state) Output {
 	}
 	return Output{Status: OK}
 }
+
+// genCampaign is genHistory with the uncertainty of a real campaign on a
+// local store: a share of the operations returned Unknown (whatever they
+// did), and every operation left open has its process's kill recorded
+// after the moment it took effect, so that the Local history bounds it.
+func genCampaign(seed uint64, n, keys, procs int, share float64) History {
+	h := genHistory(seed, n, keys, procs)
+	rng := rand.New(rand.NewPCG(seed, 2))
+	for i := range h.Events {
+		e := &h.Events[i]
+		switch {
+		case e.Open:
+			// It took effect within 100 µs of its call, if at all.
+			h.Events = append(h.Events, Event{Process: e.Process, Kind: Crash, Output: Output{Status: OK},
+				Call: e.Call + 300_000, Return: e.Call + 310_000})
+		case rng.Float64() < share:
+			e.Output = Output{Status: Unknown}
+		}
+	}
+	sortEvents(h.Events)
+	h.Local = true
+	return h
+}

@@ -143,27 +143,58 @@ var hashSeed = maphash.MakeSeed()
 
 // model is the porcupine model of both objects. Operations are *Event
 // inputs (the output is carried in the event too, and porcupine's output
-// is nil). Partitioning is done by Check, one partition per object.
-func model() porcupine.Model {
-	return porcupine.Model{
-		Init: func() any { return state{} },
-		Step: func(s, in, _ any) (bool, any) {
-			return stepRanked(s.(state), in.(*input))
-		},
-		Equal: func(a, b any) bool { return a.(state) == b.(state) },
-		Hash: func(s any) uint64 {
-			st := s.(state)
-			var h maphash.Hash
-			h.SetSeed(hashSeed)
-			maphash.WriteComparable(&h, st)
-			return h.Sum64()
-		},
-		DescribeOperation: func(in, _ any) string {
-			op := in.(*input)
-			return fmt.Sprintf("p%d %s", op.Process, describe(op.Kind, op.Input, op.Output, op.Open))
-		},
-		DescribeState: func(s any) string { return s.(state).String() },
+// is nil). Partitioning is done by Check, one partition per object. With
+// bounded, a Local history's, it is nondeterministic where a bounded
+// operation of unknown outcome may take effect or not (input.bounded), and
+// porcupine checks it over sets of states (one state elsewhere); without,
+// every step has one outcome, and costs less.
+func model(bounded bool) porcupine.Model {
+	describeOp := func(in, _ any) string {
+		op := in.(*input)
+		return fmt.Sprintf("p%d %s", op.Process, describe(op.Kind, op.Input, op.Output, op.Open))
 	}
+	describeState := func(s any) string { return s.(state).String() }
+	if !bounded {
+		return porcupine.Model{
+			Init: func() any { return state{} },
+			Step: func(s, in, _ any) (bool, any) {
+				return stepRanked(s.(state), in.(*input))
+			},
+			Equal:             stateEqual,
+			Hash:              stateHash,
+			DescribeOperation: describeOp,
+			DescribeState:     describeState,
+		}
+	}
+	nm := porcupine.NondeterministicModel{
+		Init: func() []any { return []any{state{}} },
+		Step: func(s, in, _ any) []any {
+			op := in.(*input)
+			ok, next := stepRanked(s.(state), op)
+			switch {
+			case !ok:
+				return nil
+			case op.bounded && next != s.(state):
+				return []any{next, s}
+			}
+			return []any{next}
+		},
+		Equal:             stateEqual,
+		Hash:              stateHash,
+		DescribeOperation: describeOp,
+		DescribeState:     describeState,
+	}
+	return nm.ToModel()
+}
+
+func stateEqual(a, b any) bool { return a.(state) == b.(state) }
+
+func stateHash(s any) uint64 {
+	st := s.(state)
+	var h maphash.Hash
+	h.SetSeed(hashSeed)
+	maphash.WriteComparable(&h, st)
+	return h.Sum64()
 }
 
 // String describes a state for the visualisation.

@@ -28,6 +28,10 @@ type input struct {
 	// its object's acquisitions of unknown outcome called before it; 0
 	// for every other operation. The model takes them in rank order.
 	rank int
+	// bounded marks an operation of unknown outcome that a Local history
+	// ends before the end of time: it can no longer be placed last to
+	// have no effect, so the model lets it take effect or not.
+	bounded bool
 }
 
 // reduce makes the events of one object porcupine operations. An
@@ -70,6 +74,13 @@ type input struct {
 //     pending, porcupine then tries k + 1 sets of them (the first j, for
 //     each j) instead of 2^k.
 //
+//   - In a Local history (see History.Local) an operation of unknown
+//     outcome ends at the latest moment it can take effect: its return
+//     when it returned Unknown, its process's reap when its process was
+//     killed (bounds.end). Only acquisitions left without a bound are
+//     ranked: the swap that ranking relies on may move one past another's
+//     bound.
+//
 //   - A lock attempt refused while another attempt at the same lock was
 //     under way (of another process, or another task of its own) is
 //     dropped. The lock is busy while a contender
@@ -78,7 +89,7 @@ type input struct {
 //     them), which plock documents: its refusal says the lock was held or
 //     being taken, and a refusal changes nothing. A refusal that no
 //     concurrent attempt explains still needs a holder.
-func reduce(evs []*Event, clients map[int]int) []porcupine.Operation {
+func reduce(evs []*Event, clients map[int]int, b bounds) []porcupine.Operation {
 	ops := make([]porcupine.Operation, 0, len(evs))
 	var acquires []int // into ops: the acquisitions of unknown outcome
 	contended := contendedRefusals(evs)
@@ -86,25 +97,28 @@ func reduce(evs []*Event, clients map[int]int) []porcupine.Operation {
 		if contended[e] {
 			continue
 		}
-		ret := e.Return
+		ret, bounded := e.Return, false
 		if e.Uncertain() {
-			ret = math.MaxInt64
+			ret = b.end(e)
+			bounded = ret != math.MaxInt64
 			switch e.Kind {
 			case Read:
 				continue
 			case Write, Release:
-				b, ok := movedPast(evs, e.Input.Token)
+				p, ok := movedPast(evs, e.Input.Token)
 				switch {
-				case ok && b < e.Call:
+				case ok && p < e.Call:
 					continue
 				case ok:
-					ret = max(b, e.Call+1)
+					ret = min(ret, max(p, e.Call+1))
 				}
 			case Acquire:
-				acquires = append(acquires, len(ops))
+				if ret == math.MaxInt64 {
+					acquires = append(acquires, len(ops))
+				}
 			}
 		}
-		ops = append(ops, porcupine.Operation{ClientId: clients[e.Process], Input: &input{Event: e}, Call: e.Call, Return: ret})
+		ops = append(ops, porcupine.Operation{ClientId: clients[e.Process], Input: &input{Event: e, bounded: bounded}, Call: e.Call, Return: ret})
 	}
 	slices.SortStableFunc(acquires, func(a, b int) int { return cmp.Compare(ops[a].Call, ops[b].Call) })
 	for r, i := range acquires {
@@ -181,4 +195,44 @@ func contendedRefusals(evs []*Event) map[*Event]bool {
 		}
 	}
 	return out
+}
+
+// bounds are the latest moments operations of unknown outcome can take
+// effect (see History.Local).
+type bounds struct {
+	local  bool
+	reaped map[int]int64 // process → the return of the Crash event that killed it
+}
+
+// boundsOf reads the reaps of killed processes from evs.
+func boundsOf(evs []Event, local bool) bounds {
+	b := bounds{local: local}
+	if !local {
+		return b
+	}
+	b.reaped = map[int]int64{}
+	for _, e := range evs {
+		if e.Kind == Crash && !e.Open {
+			b.reaped[e.Process] = e.Return
+		}
+	}
+	return b
+}
+
+// end returns the latest moment e, of unknown outcome, can take effect:
+// its return, when it returned Unknown (a local store's call returns only
+// once its code has: a SQLite statement that its context interrupts stops
+// before the call returns); its process's reap, when it was left open by a
+// kill; math.MaxInt64 when nothing bounds it.
+func (b bounds) end(e *Event) int64 {
+	switch {
+	case !b.local:
+		return math.MaxInt64
+	case !e.Open:
+		return e.Return
+	}
+	if t, ok := b.reaped[e.Process]; ok && t > e.Call {
+		return t
+	}
+	return math.MaxInt64
 }

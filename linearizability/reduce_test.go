@@ -31,7 +31,7 @@ func unreduced(h History, timeout time.Duration) porcupine.CheckResult {
 	for _, k := range keys {
 		parts = append(parts, byKey[k])
 	}
-	m := model()
+	m := model(false)
 	m.Partition = func([]porcupine.Operation) [][]porcupine.Operation { return parts }
 	return porcupine.CheckOperationsTimeout(m, nil, timeout)
 }

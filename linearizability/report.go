@@ -20,7 +20,7 @@ func (r Report) WriteHTML(path string) error {
 	if r.failing != nil {
 		parts = []partition{*r.failing}
 	}
-	m := model()
+	m := model(r.local)
 	m.Partition = func([]porcupine.Operation) [][]porcupine.Operation { return opsOf(parts) }
 	_, info := porcupine.CheckOperationsVerbose(m, nil, nonZero(r.timeout))
 	if err := porcupine.VisualizePath(m, info, path); err != nil {

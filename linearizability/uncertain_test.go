@@ -4,6 +4,7 @@ import (
 	"math"
 	"slices"
 	"testing"
+	"time"
 )
 
 // TestUncertainBothOutcomes checks the rule for operations of unknown
@@ -154,7 +155,7 @@ func TestUncertainEnds(t *testing.T) {
 		op(1, "k", Write, wr(1, "c"), unknown, 85, 90),
 		op(2, "k", Release, tok(3), unknown, 90, 95),
 	}
-	parts := partitions(evs)
+	parts := partitions(evs, false)
 	if len(parts) != 1 || len(parts[0].evs) != len(evs) {
 		t.Fatalf("partitions = %+v", parts)
 	}
@@ -173,5 +174,71 @@ func TestUncertainEnds(t *testing.T) {
 	}
 	if !slices.Equal(got, want) {
 		t.Fatalf("operations (call, end, rank) %v\nwant %v", got, want)
+	}
+}
+
+// TestLocalBounds: in a Local history an operation of unknown outcome
+// takes effect by its return, or by its process's reap when it was killed,
+// or never; a history where it took effect later is a violation there,
+// and linearizable without the bound (a server's transaction may commit
+// after its client gave up).
+func TestLocalBounds(t *testing.T) {
+	acq := op(0, "k", Acquire, none, gen(1), 0, 10)
+	tests := []struct {
+		name        string
+		h           History
+		local, open Verdict // with History.Local, and without
+	}{
+		{"unknown write took effect after its return", hist(acq,
+			op(0, "k", Write, wr(1, "x"), unknown, 20, 30),
+			op(1, "k", Read, none, val(""), 40, 50),
+			op(1, "k", Read, none, val("x"), 60, 70),
+		), Violation, Linearizable},
+		{"unknown write took effect before its return", hist(acq,
+			op(0, "k", Write, wr(1, "x"), unknown, 20, 30),
+			op(1, "k", Read, none, val("x"), 40, 50),
+		), Linearizable, Linearizable},
+		{"killed write took effect after its process was reaped", hist(acq,
+			open(0, "k", Write, wr(1, "x"), 20),
+			op(0, "", Crash, none, ok, 25, 35),
+			op(1, "k", Read, none, val(""), 40, 50),
+			op(1, "k", Read, none, val("x"), 60, 70),
+		), Violation, Linearizable},
+		{"killed write took effect before its process was reaped", hist(acq,
+			open(0, "k", Write, wr(1, "x"), 20),
+			op(0, "", Crash, none, ok, 25, 35),
+			op(1, "k", Read, none, val("x"), 40, 50),
+		), Linearizable, Linearizable},
+		{"killed write never took effect", hist(acq,
+			op(0, "k", Write, wr(1, "x"), ok, 15, 18),
+			open(0, "k", Write, wr(1, "y"), 20),
+			op(0, "", Crash, none, ok, 25, 35),
+			op(1, "k", Read, none, val("x"), 40, 50),
+		), Linearizable, Linearizable},
+		{"unknown write never took effect", hist(acq,
+			op(0, "k", Write, wr(1, "y"), unknown, 20, 30),
+			op(1, "k", Read, none, val(""), 40, 50),
+		), Linearizable, Linearizable},
+		{"killed acquire took effect after its process was reaped", hist(
+			open(0, "k", Acquire, none, 0),
+			op(0, "", Crash, none, ok, 5, 15),
+			op(1, "k", Acquire, none, gen(1), 20, 30),
+			op(2, "k", Acquire, none, gen(3), 40, 50),
+		), Violation, Linearizable},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			for _, local := range []bool{true, false} {
+				h := tt.h
+				h.Local = local
+				want := tt.open
+				if local {
+					want = tt.local
+				}
+				if got := Check(h, time.Minute).Verdict; got != want {
+					t.Errorf("Local %v: %v, want %v", local, got, want)
+				}
+			}
+		})
 	}
 }

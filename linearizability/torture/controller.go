@@ -116,6 +116,10 @@ func check(cfg Config, stats Stats) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	// SQLite and files are written inside the workers: an operation takes
+	// effect before its return, or its worker's reap. A server, and a
+	// registered store that may be one, can act later.
+	h.Local = cfg.Store == StoreSQLite || cfg.Store == StoreFile
 	res := &Result{Config: cfg, Stats: stats, Counts: count(h), History: h, Report: lz.Check(h, cfg.CheckTimeout)}
 	if res.Failed() || cfg.WriteHTML {
 		if err := res.Report.WriteHTML(cfg.HTML); err != nil {
