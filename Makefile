@@ -54,8 +54,11 @@ mutants-ci: ## the mutants CI runs: model checker and monitors, stopping at the 
 bench-lanes: ## lanes beside client-go's workqueue, per processed item and per wake (module bench/, which needs k8s.io)
 	cd bench && $(GO) test -run='^$$' -bench=. -benchtime=5x
 
-bench: ## benchmarks, each with its in-process baseline
-	$(GO) test -run='^$$' -bench=. -benchmem ./...
+bench: ## benchmarks, each with its in-process baseline, and lanes beside workqueue; writes the README's table
+	$(GO) test -run='^$$' -bench=. -benchmem ./... > .bench.txt || { cat .bench.txt; exit 1; }
+	cd bench && $(GO) test -run='^$$' -bench=. -benchtime=5x >> ../.bench.txt || { cat ../.bench.txt; exit 1; }
+	cat .bench.txt
+	$(GO) run scripts/bench-table.go README.md < .bench.txt
 
 cross: ## the darwin and windows builds
 	GOOS=darwin GOARCH=arm64 $(GO) build ./...
