@@ -1,6 +1,8 @@
 package modelcheck_test
 
 import (
+	"fmt"
+	"runtime"
 	"testing"
 	"time"
 
@@ -10,12 +12,13 @@ import (
 )
 
 // BenchmarkExplore explores the lease world of the shipped policy with four
-// holders and no symmetry reduction, and reports distinct states per
-// second. Its baseline, run in the same process, is the checker alone on a
+// holders and no symmetry reduction, with one worker and with one per core,
+// and reports distinct states per second and bytes allocated per state.
+// Its baseline, run in the same process, is the checker alone on a
 // trivial world of the same size (16 bytes), about as many states and
-// moves per state (a 4-dimensional grid walked one step at a time); the
-// ratio says how close the lease world comes to what the checker's
-// visited set allows on this machine.
+// moves per state (a 4-dimensional grid walked one step at a time), with
+// one worker; the ratio says how close the lease world comes to what the
+// checker's visited set allows on this machine.
 func BenchmarkExplore(b *testing.B) {
 	bounds := worldmodel.DefaultLeaseBounds()
 	bounds.Holders = 4
@@ -24,22 +27,32 @@ func BenchmarkExplore(b *testing.B) {
 		b.Fatal(err)
 	}
 	m.Canonical = nil // no symmetry reduction
-	var lease, base exploreRate
-	for b.Loop() {
-		r := modelcheck.Check(m, modelcheck.Options{})
-		if r.Verdict != modelcheck.Passed {
-			b.Fatal(r.Summary())
-		}
-		lease.add(r.States, r.Moves, r.Elapsed)
-		g := modelcheck.Check(gridModel(45), modelcheck.Options{})
-		base.add(g.States, g.Moves, g.Elapsed)
+	for _, workers := range []int{1, runtime.NumCPU()} {
+		b.Run(fmt.Sprintf("workers=%d", workers), func(b *testing.B) {
+			var lease, base exploreRate
+			var allocated uint64
+			for b.Loop() {
+				var before, after runtime.MemStats
+				runtime.ReadMemStats(&before)
+				r := modelcheck.Check(m, modelcheck.Options{Workers: workers})
+				runtime.ReadMemStats(&after)
+				if r.Verdict != modelcheck.Passed {
+					b.Fatal(r.Summary())
+				}
+				allocated += after.TotalAlloc - before.TotalAlloc
+				lease.add(r.States, r.Moves, r.Elapsed)
+				g := modelcheck.Check(gridModel(45), modelcheck.Options{})
+				base.add(g.States, g.Moves, g.Elapsed)
+			}
+			b.ReportMetric(0, "ns/op") // two explorations per op: the sum means nothing
+			b.ReportMetric(lease.perSecond(), "states/s")
+			b.ReportMetric(float64(allocated)/float64(lease.states), "bytes/state")
+			b.ReportMetric(float64(lease.states)/float64(b.N), "states")
+			b.ReportMetric(float64(lease.moves)/float64(lease.states), "moves/state")
+			b.ReportMetric(base.perSecond(), "baseline-states/s")
+			b.ReportMetric(lease.perSecond()/base.perSecond(), "x-baseline")
+		})
 	}
-	b.ReportMetric(0, "ns/op") // two explorations per op: the sum means nothing
-	b.ReportMetric(lease.perSecond(), "states/s")
-	b.ReportMetric(float64(lease.states)/float64(b.N), "states")
-	b.ReportMetric(float64(lease.moves)/float64(lease.states), "moves/state")
-	b.ReportMetric(base.perSecond(), "baseline-states/s")
-	b.ReportMetric(lease.perSecond()/base.perSecond(), "x-baseline")
 }
 
 type exploreRate struct {

@@ -35,7 +35,11 @@ func Check[W comparable](m Model[W], opts Options) Result[W] {
 	}
 	s.nextReport = s.opts.ProgressEvery
 	s.collect = s.onMove
-	s.run()
+	if opts.Workers > 1 {
+		s.runParallel()
+	} else {
+		s.run()
+	}
 	return s.result
 }
 
@@ -182,21 +186,8 @@ func (s *search[W]) onMove(label string, to W) {
 		return
 	}
 	s.yielded++
-	from := &s.level[s.from].world
-	for _, inv := range s.m.Moves {
-		if err := inv.Check(*from, label, to); err != nil {
-			s.broken = &broken[W]{inv.Name, err.Error(), Step[W]{label, to}}
-			return
-		}
-	}
-	if s.m.Canonical != nil {
-		to = s.m.Canonical(to)
-	}
-	if s.hasher.equal(&to, from) {
-		return
-	}
-	h := s.hasher.hash(&to)
-	if s.recent.has(&to, h, &s.hasher) {
+	h, keep := s.screen(&s.level[s.from].world, label, &to, &s.recent, &s.broken)
+	if !keep {
 		return
 	}
 	n := len(s.moves)
@@ -206,6 +197,27 @@ func (s *search[W]) onMove(label string, to W) {
 	s.moves = s.moves[:n+1]
 	mv := &s.moves[n]
 	mv.key, mv.hash, mv.from, mv.ord, mv.seq = to, h, s.from, ord, s.yielded
+}
+
+// screen checks the move invariants on the move from from to *to,
+// recording a broken one in *b, makes *to canonical, and reports its hash
+// and whether it needs a probe: not when it breaks an invariant, leads
+// back to from, or to a world of recent (see onMove).
+func (s *search[W]) screen(from *W, label string, to *W, recent *recentSet[W], b **broken[W]) (uint64, bool) {
+	for _, inv := range s.m.Moves {
+		if err := inv.Check(*from, label, *to); err != nil {
+			*b = &broken[W]{inv.Name, err.Error(), Step[W]{label, *to}}
+			return 0, false
+		}
+	}
+	if s.m.Canonical != nil {
+		*to = s.m.Canonical(*to)
+	}
+	if s.hasher.equal(to, from) {
+		return 0, false
+	}
+	h := s.hasher.hash(to)
+	return h, !recent.has(to, h, &s.hasher)
 }
 
 // prefetch reads the home slot of every gathered move. The reads do not
@@ -237,6 +249,13 @@ func (s *search[W]) visit(w *W, h uint64, parent int32, ord uint32) {
 	if !s.add(w, h) {
 		return
 	}
+	s.discover(w, parent, ord, s.firstBroken(w))
+}
+
+// discover records w, new, reached from parent by its ord-th move: it
+// ends the search at the state limit, or when w breaks an invariant
+// (broken, from firstBroken), and otherwise puts w in the next level.
+func (s *search[W]) discover(w *W, parent int32, ord uint32, broken int) {
 	if s.opts.MaxStates > 0 && s.result.States >= s.opts.MaxStates {
 		s.finish(Incomplete, fmt.Sprintf("state limit %d reached with worlds left to visit", s.opts.MaxStates))
 		return
@@ -245,16 +264,26 @@ func (s *search[W]) visit(w *W, h uint64, parent int32, ord uint32) {
 	s.parent = append(s.parent, parent)
 	s.ordinal = append(s.ordinal, ord)
 	s.result.States++
-	for _, inv := range s.m.Invariants {
-		if err := inv.Check(*w); err != nil {
-			s.violate(inv.Name, err.Error(), idx, nil)
-			return
-		}
+	if broken > 0 {
+		inv := s.m.Invariants[broken-1]
+		s.violate(inv.Name, inv.Check(*w).Error(), idx, nil)
+		return
 	}
 	s.next = append(s.next, node[W]{*w, idx})
 	if s.result.States&progressCheckMask == 0 {
 		s.checkLimits()
 	}
+}
+
+// firstBroken returns 1 + the index of the first invariant w breaks, or
+// 0 when it breaks none.
+func (s *search[W]) firstBroken(w *W) int {
+	for i, inv := range s.m.Invariants {
+		if inv.Check(*w) != nil {
+			return i + 1
+		}
+	}
+	return 0
 }
 
 func (s *search[W]) add(w *W, h uint64) bool {

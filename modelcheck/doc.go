@@ -15,6 +15,11 @@
 // those moves from the initial world; so the successor function must be
 // deterministic: the same world yields the same moves in the same order.
 //
+// With Options.Workers above one, the search expands each level in
+// parallel and probes a visited set split into shards by hash, each shard
+// in the order the sequential search would probe it (parallel.go): it
+// finds the same states, moves, depth, verdict and trace.
+//
 // A search that stops at a limit (states or time) says Incomplete, never
 // Passed. A world that has no moves but still owes work (the model's Owes
 // says what) is a violation, as is a broken invariant.
@@ -30,4 +35,8 @@
 //  4. Invariants, move invariants and Owes are pure functions of the
 //     world (and the move). Move invariants and Canonical run inside
 //     Next's yield, so they share no scratch state with Next.
+//  5. With Workers above one, Next, Canonical, the invariants and Owes
+//     are called from several goroutines at once: they are safe for
+//     concurrent use, or the model sets Fork to give each worker a Next
+//     of its own.
 package modelcheck

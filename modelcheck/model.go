@@ -15,6 +15,11 @@ type Model[W comparable] struct {
 	// Next yields each move of w: a short label and the world after it.
 	// It must be deterministic (see the package doc).
 	Next func(w W, yield func(label string, next W))
+	// Fork, if set, returns a Next for one worker of a parallel search
+	// (Options.Workers > 1), which yields what Next yields: for a model
+	// whose Next works in scratch state of its own. Without Fork, Next
+	// must be safe for concurrent use when Workers > 1.
+	Fork func() func(w W, yield func(label string, next W))
 	// Invariants must hold in every reachable world.
 	Invariants []Invariant[W]
 	// Moves must hold of every move.
@@ -64,6 +69,10 @@ type Options struct {
 	// and depth so far.
 	Progress      io.Writer
 	ProgressEvery time.Duration
+	// Workers is how many goroutines explore at once; 0 and 1 mean one.
+	// More find the same states, moves, depth, verdict and trace as one
+	// (see parallel.go), sooner on as many cores. Negative panics.
+	Workers int
 }
 
 // validate panics, naming the field, when a limit of o is negative.
@@ -73,6 +82,8 @@ func (o Options) validate() {
 		panic(fmt.Sprintf("modelcheck: Options.MaxStates is %d; want 0 (no limit) or more", o.MaxStates))
 	case o.Timeout < 0:
 		panic(fmt.Sprintf("modelcheck: Options.Timeout is %v; want 0 (none) or more", o.Timeout))
+	case o.Workers < 0:
+		panic(fmt.Sprintf("modelcheck: Options.Workers is %d; want 0 (one) or more", o.Workers))
 	case o.ProgressEvery < 0:
 		panic(fmt.Sprintf("modelcheck: Options.ProgressEvery is %v; want 0 (the default, 5s) or more", o.ProgressEvery))
 	}

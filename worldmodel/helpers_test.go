@@ -3,6 +3,7 @@ package worldmodel
 import (
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"testing"
 
@@ -84,5 +85,17 @@ func wantStory[W comparable](t *testing.T, m modelcheck.Model[W], v *modelcheck.
 				t.Errorf("the last world's %q says %v, the violation %q", v.Property, err, v.Reason)
 			}
 		}
+	}
+}
+
+// wantParallelSame checks that a parallel search of m finds exactly what
+// the sequential search found (r): states, moves, depth, verdict, trace.
+func wantParallelSame[W comparable](t *testing.T, m modelcheck.Model[W], opts modelcheck.Options, r modelcheck.Result[W]) {
+	t.Helper()
+	opts.Workers = 2
+	got := modelcheck.Check(m, opts)
+	got.Elapsed, r.Elapsed = 0, 0
+	if !reflect.DeepEqual(got, r) {
+		t.Errorf("2 workers: %s, want %s as one worker found", got.Summary(), r.Summary())
 	}
 }

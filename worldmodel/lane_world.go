@@ -289,6 +289,7 @@ func LaneModel(p policy.Policy, b LaneBounds) (modelcheck.Model[LaneWorld], erro
 			p.Name(), b.Keys, b.MaxConcurrent, b.MaxQueued),
 		Init:       []LaneWorld{init},
 		Next:       m.next,
+		Fork:       m.fork,
 		Invariants: m.invariants(),
 		Owes:       m.owes,
 		Canonical:  m.canonical,
@@ -349,3 +350,11 @@ func (m *laneModel) permute(order [LaneMaxKeys]uint8, n int) {
 }
 
 func laneKeyName(k int) string { return "k" + strconv.Itoa(k) }
+
+// fork returns the Next of a copy of m with a scratch world of its own,
+// for one worker of a parallel search.
+func (m *laneModel) fork() func(LaneWorld, func(string, LaneWorld)) {
+	c := *m
+	c.scratch = new(LaneWorld)
+	return c.next
+}

@@ -129,6 +129,7 @@ func TestLaneWorldCatchesMutations(t *testing.T) {
 					t.Fatalf("symmetry %v: %s; want %q after %d steps\n%s", symmetry, r.Summary(), c.invariant, c.steps, laneTrace(r, m))
 				}
 				wantStory(t, m, r.Violation)
+				wantParallelSame(t, m, modelcheck.Options{MaxStates: testMaxStates}, r)
 				if !symmetry {
 					t.Logf("%s", r.Summary())
 				}

@@ -58,6 +58,9 @@ func TestLeaseWorldShippedPolicyPasses(t *testing.T) {
 			}
 			t.Logf("symmetry %v: %s", sym, r.Summary())
 			states[pi][si] = r.States
+			if pi == 0 {
+				wantParallelSame(t, m, modelcheck.Options{MaxStates: testMaxStates}, r)
+			}
 		}
 	}
 	if states[0] != states[1] {
@@ -126,6 +129,7 @@ func TestLeaseWorldCatchesMutations(t *testing.T) {
 				}
 				v := r.Violation
 				wantStory(t, m, v)
+				wantParallelSame(t, m, modelcheck.Options{MaxStates: testMaxStates}, r)
 				if v.Property != mu.invariant || len(v.Trace)-1 != mu.steps {
 					t.Errorf("symmetry %v: %q after %d steps, want %q after %d\n%s",
 						sym, v.Property, len(v.Trace)-1, mu.invariant, mu.steps, leaseTrace(m, r))

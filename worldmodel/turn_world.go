@@ -307,6 +307,7 @@ func TurnModel(p policy.Policy, b TurnBounds) (modelcheck.Model[TurnWorld], erro
 		Name:       fmt.Sprintf("turn world of %s (%d tasks, %d takes by another process)", p.Name(), b.Tasks, b.OtherTakes),
 		Init:       m.initial(b),
 		Next:       m.next,
+		Fork:       m.fork,
 		Invariants: m.invariants(),
 		Moves:      m.moveInvariants(),
 		Owes:       m.owes,
@@ -341,4 +342,12 @@ func (m *turnModel) initial(b TurnBounds) []TurnWorld {
 	}
 	gen(0, 0)
 	return worlds
+}
+
+// fork returns the Next of a copy of m with a scratch world of its own,
+// for one worker of a parallel search.
+func (m *turnModel) fork() func(TurnWorld, func(string, TurnWorld)) {
+	c := *m
+	c.scratch, c.pops = new(TurnWorld), 0
+	return c.next
 }

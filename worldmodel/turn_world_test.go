@@ -95,6 +95,7 @@ func TestTurnMutationsCaught(t *testing.T) {
 					t.Fatalf("%s: verdict %v, want violated", r.Summary(), r.Verdict)
 				}
 				wantStory(t, m, r.Violation)
+				wantParallelSame(t, m, modelcheck.Options{}, r)
 				got := len(r.Violation.Trace) - 1
 				if r.Violation.Property != mu.property || got != mu.steps {
 					t.Log(turnTrace(m, r.Violation))

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime"
 	"time"
 
 	"github.com/rivus/collab/fsm"
@@ -21,6 +22,7 @@ func runCheck(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	fingerprint := fs.Bool("fingerprint", false, "keep 64-bit hashes of worlds instead of the worlds")
 	progress := fs.Bool("progress", false, "print a progress line every few seconds")
 	larger := fs.Bool("larger", false, "check beyond the default bounds (minutes, not seconds; see worldmodel.CheckPolicyLarger)")
+	workers := fs.Int("workers", runtime.NumCPU(), "explore with this many goroutines (the same states, verdict and trace as one)")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: collab check [flags] [SPEC.fsm...]\n\nWith no spec, checks the shipped turn, lane and lease policies; with specs,\nchecks each against its family's world at the default bounds.")
 		fs.PrintDefaults()
@@ -28,10 +30,14 @@ func runCheck(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
-	if reportAll(stderr, "collab check", nonNegative("timeout", *timeout, "no limit"), nonNegative("max-states", *maxStates, "no limit")) {
+	var workersErr error
+	if *workers < 1 {
+		workersErr = fmt.Errorf("--workers: is %d; want 1 or more", *workers)
+	}
+	if reportAll(stderr, "collab check", nonNegative("timeout", *timeout, "no limit"), nonNegative("max-states", *maxStates, "no limit"), workersErr) {
 		return 2
 	}
-	opts := modelcheck.Options{Timeout: *timeout, MaxStates: *maxStates, Fingerprint: *fingerprint}
+	opts := modelcheck.Options{Timeout: *timeout, MaxStates: *maxStates, Fingerprint: *fingerprint, Workers: *workers}
 	if *progress {
 		opts.Progress = stderr
 	}

@@ -2,7 +2,7 @@
 //
 // Usage:
 //
-//	collab check [--larger] [--timeout D] [--max-states N] [--fingerprint] [--progress] [SPEC.fsm...]
+//	collab check [--larger] [--timeout D] [--max-states N] [--fingerprint] [--progress] [--workers N] [SPEC.fsm...]
 //	                           model-check the shipped policies, or specs against
 //	                           their family's world; exit 1 with the trace on a violation
 //	collab demo [--duration D] [--store sqlite|file] [--seed N] [--workers N] [--dir DIR] [--html PATH]

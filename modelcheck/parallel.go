@@ -1,0 +1,295 @@
+package modelcheck
+
+import (
+	"sync"
+	"sync/atomic"
+)
+
+// The parallel search (Options.Workers > 1) finds what the sequential one
+// finds: the same states, moves, depth, verdict and trace. It expands a
+// level in batches of worlds, each batch in three phases:
+//
+//  1. Expand (in parallel): each worker takes a contiguous run of the
+//     batch's worlds, calls Next on each in order, checks the move
+//     invariants, and gathers the moves that need a probe (not back to
+//     the world itself, not in the worker's recent set), each into the
+//     bucket of its shard of the visited set. A broken move, or a world
+//     that owes work and has no move, ends the worker's run there.
+//  2. Probe (in parallel): the visited set is split into shards by hash,
+//     and each shard is probed by one worker at a time, with its moves in
+//     the batch's order (runs in order, moves in Next's order), so that of
+//     the moves to one world the first in that order finds it new, as in
+//     the sequential search. A new world's invariants are checked there.
+//  3. Record (in order): the new worlds get their discovery numbers, their
+//     parents and the next level, and the first of a stop (a violated
+//     invariant, a limit, a broken move, owed work) in the batch's order
+//     ends the search where the sequential search would end it.
+//
+// A world a worker's recent set holds was gathered by that worker before,
+// in an earlier batch or earlier in its run, so dropping the move to it
+// drops only a later move to the same world: the first stays.
+
+// parallelBatch is how many worlds of a level a batch expands: enough
+// to keep the workers busy, few enough for its moves to fit in memory.
+// Tests make it small, so that batches meet within small levels.
+var parallelBatch = 1 << 14
+
+// shardsPerWorker spreads the shards over the workers in phase 2.
+const shardsPerWorker = 8
+
+// pmove is a move gathered in phase 1, as phase 3 reads it.
+type pmove[W comparable] struct {
+	key  W
+	from int32  // the world of the level it is a move of
+	ord  uint32 // its ordinal among that world's moves
+	// inv, set in phase 2: -1 when the world was visited already,
+	// otherwise 0, or 1 + the index of the first invariant it breaks.
+	inv int32
+}
+
+// pprobe is a move gathered in phase 1, as phase 2 reads it: in its
+// shard's bucket, so that phase 2 reads a bucket in order.
+type pprobe[W comparable] struct {
+	key  W
+	hash uint64
+	idx  int32 // into the run's moves
+}
+
+// prun is one worker's run of a batch: the worlds [lo, hi) of the level.
+type prun[W comparable] struct {
+	lo, hi  int32
+	moves   []pmove[W]
+	buckets [][]pprobe[W] // per shard, in order
+	yields  []uint32      // per world of the run, the moves Next yielded
+	// stop is the world whose broken move or owed work ends the run
+	// (-1: none), and what it is.
+	stop   int32
+	broken *broken[W]
+	owed   string
+}
+
+// pshard is one shard of the visited set: one of the three kinds.
+type pshard[W comparable] struct {
+	exact  *worldSet[W]
+	pairs  *pairSet
+	prints *printSet
+	sink   uint32   // keeps probe's reads from being optimised away
+	_      [36]byte // keeps shards that workers write at once off one cache line
+}
+
+func (sh *pshard[W]) touch(h uint64) uint32 {
+	switch {
+	case sh.prints != nil:
+		return sh.prints.touch(h)
+	case sh.pairs != nil:
+		return sh.pairs.touch(h)
+	}
+	return sh.exact.touch(h)
+}
+
+func (sh *pshard[W]) add(w *W, h uint64, hs *hasher[W]) bool {
+	switch {
+	case sh.prints != nil:
+		return sh.prints.add(h)
+	case sh.pairs != nil:
+		return sh.pairs.add(hs.pair(w), h)
+	}
+	return sh.exact.add(w, h, hs)
+}
+
+// parallel is the state of a parallel search.
+type parallel[W comparable] struct {
+	s       *search[W]
+	workers int
+	shards  []pshard[W]
+	mask    uint64 // shard of a hash: h & mask (the sets place by the top bits)
+	runs    []prun[W]
+	recents []recentSet[W]             // per worker
+	nexts   []func(W, func(string, W)) // per worker: Model.Fork's, or Next
+}
+
+func (s *search[W]) runParallel() {
+	p := &parallel[W]{s: s, workers: s.opts.Workers}
+	n := 1
+	for n < p.workers*shardsPerWorker {
+		n *= 2
+	}
+	p.shards, p.mask = make([]pshard[W], n), uint64(n-1)
+	for i := range p.shards {
+		switch {
+		case s.opts.Fingerprint:
+			p.shards[i].prints = newPrintSet()
+		case s.hasher.words:
+			p.shards[i].pairs = newPairSet(s.hasher.seed)
+		default:
+			p.shards[i].exact = newWorldSet[W]()
+		}
+	}
+	p.runs = make([]prun[W], p.workers)
+	p.nexts = make([]func(W, func(string, W)), p.workers)
+	for i := range p.runs {
+		p.runs[i].buckets = make([][]pprobe[W], n)
+		p.nexts[i] = s.m.Next
+		if s.m.Fork != nil {
+			p.nexts[i] = s.m.Fork()
+		}
+	}
+	s.result.Model = s.m.Name
+	for i, w := range s.m.Init {
+		w = s.canonical(w)
+		h := s.hasher.hash(&w)
+		if !p.shards[h&p.mask].add(&w, h, &s.hasher) {
+			continue
+		}
+		s.discover(&w, -1, uint32(i), s.firstBroken(&w))
+		if s.stop {
+			return
+		}
+		if p.recents == nil {
+			p.recents = make([]recentSet[W], p.workers)
+			for k := range p.recents {
+				p.recents[k] = newRecentSet(w)
+			}
+		}
+	}
+	for len(s.next) > 0 && !s.stop {
+		s.level, s.next = s.next, s.level[:0]
+		s.result.Depth++
+		for lo := 0; lo < len(s.level) && !s.stop; lo += parallelBatch {
+			p.batch(int32(lo), int32(min(lo+parallelBatch, len(s.level))))
+		}
+	}
+	if !s.stop {
+		s.finish(Passed, "")
+	}
+}
+
+// batch runs the three phases on the level's worlds [lo, hi).
+func (p *parallel[W]) batch(lo, hi int32) {
+	per := (hi - lo + int32(p.workers) - 1) / int32(p.workers)
+	p.each(p.workers, func(k int) {
+		r := &p.runs[k]
+		r.lo, r.hi = min(lo+int32(k)*per, hi), min(lo+int32(k+1)*per, hi)
+		p.expand(r, &p.recents[k], p.nexts[k])
+	})
+	var next atomic.Int64
+	p.each(p.workers, func(int) {
+		for sh := int(next.Add(1) - 1); sh < len(p.shards); sh = int(next.Add(1) - 1) {
+			p.probe(sh)
+		}
+	})
+	p.record()
+}
+
+// each runs f(0) … f(n-1) at once and waits for them.
+func (p *parallel[W]) each(n int, f func(k int)) {
+	var wg sync.WaitGroup
+	for k := 1; k < n; k++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			f(k)
+		}()
+	}
+	f(0)
+	wg.Wait()
+}
+
+// expand is phase 1 for one run.
+func (p *parallel[W]) expand(r *prun[W], recent *recentSet[W], next func(W, func(string, W))) {
+	s := p.s
+	r.moves, r.yields, r.stop, r.broken, r.owed = r.moves[:0], r.yields[:0], -1, nil, ""
+	for i := range r.buckets {
+		r.buckets[i] = r.buckets[i][:0]
+	}
+	for j := r.lo; j < r.hi; j++ {
+		from := &s.level[j].world
+		var ord uint32
+		next(*from, func(label string, to W) {
+			if r.broken != nil {
+				return // counted up to the broken move, as the sequential search counts
+			}
+			o := ord
+			ord++
+			h, keep := s.screen(from, label, &to, recent, &r.broken)
+			if !keep {
+				return
+			}
+			sh := h & p.mask
+			r.buckets[sh] = append(r.buckets[sh], pprobe[W]{key: to, hash: h, idx: int32(len(r.moves))})
+			r.moves = append(r.moves, pmove[W]{key: to, from: j, ord: o})
+		})
+		r.yields = append(r.yields, ord)
+		if r.broken != nil {
+			r.stop = j
+			return
+		}
+		if ord == 0 && s.m.Owes != nil {
+			if r.owed = s.m.Owes(*from); r.owed != "" {
+				r.stop = j
+				return
+			}
+		}
+	}
+}
+
+// probe is phase 2 for one shard: its moves of every run, in order, a
+// group at a time, whose home slots are read first so that their cache
+// misses overlap (see search.prefetch).
+func (p *parallel[W]) probe(sh int) {
+	s := p.s
+	shard := &p.shards[sh]
+	for k := range p.runs {
+		r := &p.runs[k]
+		bucket := r.buckets[sh]
+		for len(bucket) > 0 {
+			group := bucket[:min(len(bucket), batchMoves)]
+			bucket = bucket[len(group):]
+			var sum uint32
+			for i := range group {
+				sum += shard.touch(group[i].hash)
+			}
+			shard.sink += sum
+			for i := range group {
+				pr := &group[i]
+				inv := int32(-1)
+				if shard.add(&pr.key, pr.hash, &s.hasher) {
+					inv = int32(s.firstBroken(&pr.key))
+				}
+				r.moves[pr.idx].inv = inv
+			}
+		}
+	}
+}
+
+// record is phase 3: the runs' new worlds in order, and the first stop.
+func (p *parallel[W]) record() {
+	s := p.s
+	for k := range p.runs {
+		r := &p.runs[k]
+		next := 0 // the run's next move
+		for j := r.lo; j < r.hi; j++ {
+			yields := r.yields[j-r.lo]
+			for ; next < len(r.moves) && r.moves[next].from == j; next++ {
+				mv := &r.moves[next]
+				if mv.inv < 0 {
+					continue
+				}
+				s.discover(&mv.key, s.level[j].index, mv.ord, int(mv.inv))
+				if s.stop {
+					s.result.Moves += int(mv.ord) + 1
+					return
+				}
+			}
+			s.result.Moves += int(yields)
+			if r.stop == j {
+				if r.broken != nil {
+					s.violate(r.broken.property, r.broken.reason, s.level[j].index, &r.broken.step)
+				} else {
+					s.violate(owesWork, owesReason+r.owed, s.level[j].index, nil)
+				}
+				return
+			}
+		}
+	}
+}
