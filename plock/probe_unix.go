@@ -4,6 +4,7 @@ package plock
 
 import (
 	"errors"
+	"io"
 	"io/fs"
 	"os"
 	"sync"
@@ -45,8 +46,27 @@ func sqliteLockHeld(path string) (bool, error) {
 	if err := unix.FcntlFlock(f.Fd(), unix.F_GETLK, &lk); err != nil {
 		return false, &fs.PathError{Op: "fcntl F_GETLK", Path: path, Err: err}
 	}
-	return lk.Type != unix.F_UNLCK, nil
+	if lk.Type != unix.F_UNLCK {
+		return true, nil
+	}
+	// Free: say so only of a lock database, as an attempt through SQLite
+	// would find it (an empty file is one not yet written).
+	var header [len(sqliteHeader)]byte
+	n, err := f.ReadAt(header[:], 0)
+	switch {
+	case n == 0 && (err == nil || errors.Is(err, io.EOF)):
+		return false, nil
+	case n < len(header) || string(header[:]) != sqliteHeader:
+		return false, &fs.PathError{Op: "read", Path: path, Err: errNotDatabase}
+	}
+	return false, nil
 }
+
+// sqliteHeader opens every SQLite database file.
+const sqliteHeader = "SQLite format 3\x00"
+
+// errNotDatabase: the file at the lock path is not a SQLite database.
+var errNotDatabase = errors.New("file is not a database")
 
 // probeFile returns the probe descriptor of path, opening it if needed,
 // or nil when path does not exist.

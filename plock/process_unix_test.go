@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 
@@ -209,4 +210,25 @@ func TestIsHeldProbeKeepsThisProcesssLock(t *testing.T) {
 	}
 	other := startChild(t, helperHold, backendSQLite, path)
 	other.Expect(t, "busy")
+}
+
+// TestIsHeldSaysWhatIsNotADatabase: the kernel's query finds no lock on a
+// file that is not a SQLite database; IsHeld names it instead of calling
+// it free, as an attempt through SQLite would. An empty file is a lock
+// database not yet written: free.
+func TestIsHeldSaysWhatIsNotADatabase(t *testing.T) {
+	dir := t.TempDir()
+	garbage, empty := filepath.Join(dir, "garbage.lock"), filepath.Join(dir, "empty.lock")
+	if err := os.WriteFile(garbage, []byte("not a database at all, and longer than a header"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(empty, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if held, err := IsHeld(context.Background(), sqlite.OS(), garbage); held || err == nil || !strings.Contains(err.Error(), garbage) || !strings.Contains(err.Error(), "not a database") {
+		t.Errorf("IsHeld(garbage) = %v, %v; want an error naming the file", held, err)
+	}
+	if held, err := IsHeld(context.Background(), sqlite.OS(), empty); held || err != nil {
+		t.Errorf("IsHeld(empty) = %v, %v; want free", held, err)
+	}
 }
