@@ -127,7 +127,10 @@ func term(ctx context.Context, cfg Config, l *lease.Lease) (lost bool, err error
 	if cfg.OnStopped != nil {
 		cfg.OnStopped(token, cause)
 	}
-	return lost && ctx.Err() == nil, cause
+	if ctx.Err() != nil { // lost at the moment Run's ctx ended: Run ends
+		return false, context.Cause(ctx)
+	}
+	return lost, cause
 }
 
 func report(onError func(error), err error) {
