@@ -51,7 +51,12 @@ type History struct {
 	// bounds the operations of unknown outcome: one that returned Unknown
 	// took effect by its return or never, and one left open by a kill,
 	// by the moment its process was reaped (the Crash event's return) or
-	// never. Without it they may take effect at any later moment.
+	// never. Without it they may take effect at any later moment. One
+	// case escapes the bound: a SQLite writer in WAL mode killed between
+	// writing its commit frame and publishing it in the WAL index leaves
+	// a commit no one sees, which a recovery (when every connection has
+	// closed and one opens again) may bring back after the reap; the check
+	// would then report a violation that is SQLite's, not the lease's.
 	Local bool
 }
 

@@ -181,18 +181,33 @@ func (p *parallel[W]) batch(lo, hi int32) {
 	p.record()
 }
 
-// each runs f(0) … f(n-1) at once and waits for them.
+// each runs f(0) … f(n-1) at once and waits for them. A panic in one (a
+// model's Next, an invariant) is raised again in the caller's goroutine,
+// as the sequential search would raise it, once all have returned.
 func (p *parallel[W]) each(n int, f func(k int)) {
 	var wg sync.WaitGroup
+	var once sync.Once
+	var failure any
+	run := func(k int) {
+		defer func() {
+			if v := recover(); v != nil {
+				once.Do(func() { failure = v })
+			}
+		}()
+		f(k)
+	}
 	for k := 1; k < n; k++ {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			f(k)
+			run(k)
 		}()
 	}
-	f(0)
+	run(0)
 	wg.Wait()
+	if failure != nil {
+		panic(failure)
+	}
 }
 
 // expand is phase 1 for one run.

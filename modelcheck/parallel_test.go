@@ -98,3 +98,23 @@ func TestParallelMatchesSequential(t *testing.T) {
 }
 
 func int64OrSmall(n int) uint64 { return uint64(max(n/2, 1)) }
+
+// TestParallelPanicReachesTheCaller: a panic in a worker's Next is raised
+// in Check's caller, as the sequential search raises it.
+func TestParallelPanicReachesTheCaller(t *testing.T) {
+	m := torus(23, nil)
+	next := m.Next
+	m.Next = func(w [3]uint8, yield func(string, [3]uint8)) {
+		if w == [3]uint8{11, 11, 12} { // in the widest levels, off the caller's run
+			panic("model bug")
+		}
+		next(w, yield)
+	}
+	defer func() {
+		if v := recover(); v != "model bug" {
+			t.Fatalf("recovered %v, want the model's panic", v)
+		}
+	}()
+	modelcheck.Check(m, modelcheck.Options{Workers: 8})
+	t.Fatal("Check returned")
+}

@@ -142,8 +142,7 @@ func IsHeld(ctx context.Context, p *platform.Platform, path string) (bool, error
 	if err != nil {
 		return false, err
 	}
-	key := newTurnKey(opener(p), resolved)
-	if busy, _ := turns.busy(key); busy {
+	if busy, _ := turns.busy(newTurnKey(opener(p), resolved)); busy {
 		return true, nil // never open the file behind our own holder
 	}
 	held, _, err := backendFor(p, resolved).isHeld(ctx)

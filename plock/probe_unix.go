@@ -25,7 +25,8 @@ const (
 // drop every POSIX lock this process holds on the file, through any
 // descriptor: an acquisition in this process, started after IsHeld asked
 // the turns, could lose SQLite's lock that way. A descriptor whose file
-// was replaced is retired, still open.
+// was replaced is retired, still open, while a task of this process holds
+// or takes the lock, and closed otherwise.
 var probes struct {
 	sync.Mutex
 	files   map[string]*os.File
@@ -84,7 +85,14 @@ func probeFile(path string) (*os.File, error) {
 		if fst, err := f.Stat(); err == nil && os.SameFile(st, fst) {
 			return f, nil
 		}
-		probes.retired = append(probes.retired, f)
+		// The file was replaced. Its old descriptor may be closed unless
+		// a task of this process holds or takes the lock, maybe on the
+		// old file.
+		if turns.busyPath(path) {
+			probes.retired = append(probes.retired, f)
+		} else {
+			f.Close()
+		}
 		delete(probes.files, path)
 	}
 	f, err := os.OpenFile(path, os.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)

@@ -20,7 +20,9 @@ import (
 // ended or closed it. The next `collab lock` takes the lock, then the
 // guard, and so waits (or exits 75) while any of them runs. A process
 // that must outlive the lock (a daemon the command starts) closes the
-// descriptor. plock's own callers do not look at the guard.
+// descriptor. plock's own callers do not look at the guard. A job of the
+// command that runs `collab lock --wait` on the same path waits for
+// itself: it holds the guard it waits for.
 const (
 	guardSuffix = ".guard"
 	guardFD     = 3 // the first of exec.Cmd's ExtraFiles
@@ -37,14 +39,20 @@ const (
 // errGuardHeld: processes of a command that ran under the lock still run.
 var errGuardHeld = errors.New("held by processes of an earlier command run under it, which still hold " + guardSuffix)
 
-// takeGuard takes the guard of the lock at path: at once, or, with wait,
-// once its last holder lets go, or ctx ends (ctx.Err()).
+// guardQuickTries is how many times a `collab lock` without --wait tries
+// the guard before it reports it held: `collab lock status` holds a shared
+// lock on it for an instant.
+const guardQuickTries = 4
+
+// takeGuard takes the guard of the lock at path: at once (after a few
+// quick tries), or, with wait, once its last holder lets go, or ctx ends
+// (ctx.Err()).
 func takeGuard(ctx context.Context, p *platform.Platform, path string, wait bool) (platform.Unlocker, error) {
 	delay := guardFirstBackoff
-	for {
+	for try := 1; ; try++ {
 		u, err := p.FS.TryLock(path + guardSuffix)
 		switch {
-		case errors.Is(err, platform.ErrLocked) && !wait:
+		case errors.Is(err, platform.ErrLocked) && !wait && try >= guardQuickTries:
 			return nil, errGuardHeld
 		case !errors.Is(err, platform.ErrLocked):
 			return u, err
@@ -57,6 +65,9 @@ func takeGuard(ctx context.Context, p *platform.Platform, path string, wait bool
 			return nil, ctx.Err()
 		}
 		delay = min(2*delay, guardMaxBackoff)
+		if !wait {
+			delay = guardFirstBackoff
+		}
 	}
 }
 

@@ -6,10 +6,16 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"time"
 
 	"github.com/rivus/collab/lease"
 	"github.com/rivus/collab/platform"
 )
+
+// breakTimeout bounds a break against a store that does not answer.
+const breakTimeout = 30 * time.Second
+
+var errBreakSilent = fmt.Errorf("the store did not answer within %v", breakTimeout)
 
 // runLeaseBreak ends a stuck holder's lease (lease.Break): 0 when broken,
 // 75 when a live holder on this host is refused without --force, 1 when
@@ -42,7 +48,10 @@ func runLeaseBreak(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	defer st.close()
-	broken, err := lease.Break(context.Background(), st.repo, p, *key, *force)
+	// A store that does not answer fails the break, as it fails lease run.
+	ctx, cancel := context.WithTimeoutCause(context.Background(), breakTimeout, errBreakSilent)
+	defer cancel()
+	broken, err := lease.Break(ctx, st.repo, p, *key, *force)
 	var held *lease.HeldError
 	switch {
 	case errors.As(err, &held):

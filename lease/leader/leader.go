@@ -113,6 +113,7 @@ func term(ctx context.Context, cfg Config, l *lease.Lease) (lost bool, err error
 	}()
 	leadErr := cfg.Lead(lctx, token)
 	lost = errors.Is(l.Err(), lease.ErrLost)
+	closed := errors.Is(l.Err(), lease.ErrReleased) // the Manager's Close released it
 	l.Close()
 	cause := leadErr
 	switch {
@@ -123,12 +124,17 @@ func term(ctx context.Context, cfg Config, l *lease.Lease) (lost bool, err error
 		}
 	case ctx.Err() != nil:
 		cause = context.Cause(ctx)
+	case closed:
+		cause = lease.ErrClosed
 	}
 	if cfg.OnStopped != nil {
 		cfg.OnStopped(token, cause)
 	}
-	if ctx.Err() != nil { // lost at the moment Run's ctx ended: Run ends
+	switch {
+	case ctx.Err() != nil: // lost at the moment Run's ctx ended: Run ends
 		return false, context.Cause(ctx)
+	case closed:
+		return false, lease.ErrClosed
 	}
 	return lost, cause
 }

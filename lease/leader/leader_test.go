@@ -241,3 +241,26 @@ func TestConfigErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestRunEndsWhenItsManagerClosesMidTerm: closing the manager releases
+// the lease under Lead; Run ends with lease.ErrClosed.
+func TestRunEndsWhenItsManagerClosesMidTerm(t *testing.T) {
+	m, err := lease.NewManager(lease.Config{TTL: ttl, Heartbeat: ttl / 10, Repository: lease.NewMemoryRepository()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	started := make(chan struct{})
+	done := make(chan error, 1)
+	go func() {
+		done <- leader.Run(t.Context(), leader.Config{Manager: m, Key: "k", Lead: func(ctx context.Context, _ lease.Token) error {
+			close(started)
+			<-ctx.Done()
+			return context.Cause(ctx)
+		}})
+	}()
+	<-started
+	m.Close()
+	if err := <-done; !errors.Is(err, lease.ErrClosed) {
+		t.Fatalf("Run = %v, want lease.ErrClosed", err)
+	}
+}

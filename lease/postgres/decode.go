@@ -33,7 +33,10 @@ func (row storedRow) decode() (store.Record, error) {
 		Generation: store.Token(row.generation),
 		Holder:     holder,
 		Released:   row.released,
-		Broken:     row.broken,
+		// A writer of schema version 1 that opened the tables before their
+		// migration sets released without broken: a row it acquired over a
+		// broken tombstone keeps broken. Broken means nothing in a held row.
+		Broken: row.broken && row.released,
 		RenewedAt:  t,
 		TTL:        time.Duration(row.ttl),
 	}

@@ -586,7 +586,10 @@ func decodeRow(cols [7]any) (store.Record, error) {
 	if !ok || broken != 0 && broken != 1 {
 		return store.Record{}, fmt.Errorf("broken %v is not 0 or 1", cols[6])
 	}
-	s.Broken = broken == 1
+	// A writer of schema version 1 that opened the database before its
+	// migration sets released without broken: a row it acquired over a
+	// broken tombstone keeps broken = 1. Broken means nothing in a held row.
+	s.Broken = broken == 1 && s.Released
 	if err := s.Validate(); err != nil {
 		return store.Record{}, err
 	}

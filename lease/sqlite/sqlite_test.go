@@ -417,3 +417,21 @@ func TestLinkAtPathRefused(t *testing.T) {
 		t.Fatalf("the link's target changed: %v, %v", st, err)
 	}
 }
+
+// TestBrokenMeansNothingInAHeldRow: a writer of schema version 1 that
+// opened the database before its migration acquires over a broken
+// tombstone and leaves broken set in a held row; it reads as held, not
+// broken, and not as corrupt.
+func TestBrokenMeansNothingInAHeldRow(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "leases.db")
+	r := repotest.OpenSQLite(t, platformsqlite.OS(), path)
+	held := repotest.Snap(3)
+	if _, err := r.Save(t.Context(), "k", held, 0); err != nil {
+		t.Fatal(err)
+	}
+	repotest.Exec(t, repotest.RawDB(t, path), "UPDATE leases SET broken = 1 WHERE key = 'k'")
+	rec, ok, err := r.Load(t.Context(), "k")
+	if err != nil || !ok || rec.Snapshot.Broken || rec.Snapshot.Released {
+		t.Fatalf("Load = %+v, %v, %v; want the held record, not broken", rec, ok, err)
+	}
+}
