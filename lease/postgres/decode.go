@@ -36,9 +36,9 @@ func (row storedRow) decode() (store.Record, error) {
 		// A writer of schema version 1 that opened the tables before their
 		// migration sets released without broken: a row it acquired over a
 		// broken tombstone keeps broken. Broken means nothing in a held row.
-		Broken: row.broken && row.released,
-		RenewedAt:  t,
-		TTL:        time.Duration(row.ttl),
+		Broken:    row.broken && row.released,
+		RenewedAt: t,
+		TTL:       time.Duration(row.ttl),
 	}
 	if err := s.Validate(); err != nil {
 		return store.Record{}, err
