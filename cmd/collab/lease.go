@@ -298,21 +298,10 @@ func runLeaseLs(args []string, stdout, stderr io.Writer) int {
 		fs.Usage()
 		return 2
 	}
-	spec, err := parseStore(*storeSpec)
-	if err != nil {
-		fmt.Fprintf(stderr, "collab lease ls: %v\n", err)
-		return 2
-	}
-	// ls only reads: a mistyped path must not create a store.
 	p := host()
-	if err := spec.mustExist(p); err != nil {
-		fmt.Fprintf(stderr, "collab lease ls: %v\n", err)
-		return 1
-	}
-	st, err := openStore(p, spec)
-	if err != nil {
-		fmt.Fprintf(stderr, "collab lease ls: %v\n", err)
-		return 1
+	st, code := openExistingStore(p, *storeSpec, "collab lease ls", stderr)
+	if code != 0 {
+		return code
 	}
 	defer st.close()
 	rows, bad, err := listLeases(context.Background(), st.repo, p.GetClock().Now())
@@ -326,6 +315,28 @@ func runLeaseLs(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	return boolStatus(ok)
+}
+
+// openExistingStore opens the store that spec names, for a command that
+// reads or fixes records (ls, break): a mistyped path must not create a
+// store. On failure it reports to stderr under name and returns the exit
+// status: 2 for a bad spec, 1 for a store that is missing or fails.
+func openExistingStore(p *platform.Platform, spec, name string, stderr io.Writer) (leaseStore, int) {
+	s, err := parseStore(spec)
+	if err != nil {
+		fmt.Fprintf(stderr, "%s: %v\n", name, err)
+		return leaseStore{}, 2
+	}
+	if err := s.mustExist(p); err != nil {
+		fmt.Fprintf(stderr, "%s: %v\n", name, err)
+		return leaseStore{}, 1
+	}
+	st, err := openStore(p, s)
+	if err != nil {
+		fmt.Fprintf(stderr, "%s: %v\n", name, err)
+		return leaseStore{}, 1
+	}
+	return st, 0
 }
 
 // printLeases prints rows as a table, or as JSON lines, and reports

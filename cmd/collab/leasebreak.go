@@ -32,20 +32,10 @@ func runLeaseBreak(args []string, stdout, stderr io.Writer) int {
 		fs.Usage()
 		return 2
 	}
-	spec, err := parseStore(*storeSpec)
-	if err != nil {
-		fmt.Fprintf(stderr, "collab lease break: %v\n", err)
-		return 2
-	}
 	p := host()
-	if err := spec.mustExist(p); err != nil {
-		fmt.Fprintf(stderr, "collab lease break: %v\n", err)
-		return 1
-	}
-	st, err := openStore(p, spec)
-	if err != nil {
-		fmt.Fprintf(stderr, "collab lease break: %v\n", err)
-		return 1
+	st, code := openExistingStore(p, *storeSpec, "collab lease break", stderr)
+	if code != 0 {
+		return code
 	}
 	defer st.close()
 	// A store that does not answer fails the break, as it fails lease run.
