@@ -10,31 +10,50 @@ import (
 	"github.com/rivus/collab/policy"
 )
 
-// activation is one run of Activate for a key.
+// activation is the running activation of a lane, kept in the lane itself
+// so that starting one allocates no more than its context.
 type activation struct {
 	ctx      context.Context
-	cancel   context.CancelCauseFunc
-	ended    chan struct{} // closed once the lane has stepped past it
-	returned bool          // Activate has returned; under Lanes.mu
+	cancel   context.CancelCauseFunc // nil while no activation holds a slot
+	seq      uint64                  // activations started in the lane struct so far: names this one
+	ended    chan struct{}           // made when Cancel waits; closed once the lane has stepped past it
+	returned bool                    // Activate has returned
+}
+
+// held says whether an activation holds the lane's slot.
+func (a *activation) held() bool { return a.cancel != nil }
+
+// endedLocked returns the channel closed when the activation ends.
+func (a *activation) endedLocked() chan struct{} {
+	if a.ended == nil {
+		a.ended = make(chan struct{})
+	}
+	return a.ended
 }
 
 // startLocked takes a slot for an activation of ln; fx gets it a
 // goroutine once the lock is released.
 func (l *Lanes[K]) startLocked(ln *lane[K], fx *effects[K]) {
-	ctx, cancel := context.WithCancelCause(l.base)
-	run := &activation{ctx: ctx, cancel: cancel, ended: make(chan struct{})}
+	run := l.spare
+	if run.held() {
+		l.spare = activation{}
+		l.hasSpare.Store(false)
+	} else {
+		run.ctx, run.cancel = context.WithCancelCause(l.base)
+	}
+	run.seq = ln.run.seq + 1
 	ln.run = run
 	l.running++
 	l.activations.Add(1)
-	fx.starts = append(fx.starts, start[K]{ln, run})
+	fx.starts.push(ln)
 }
 
 // runActivations runs ln's activation, then, in the same goroutine, an
 // activation that its end started: a new goroutine for each costs more
 // than a short activation's work.
-func (l *Lanes[K]) runActivations(ln *lane[K], run *activation) {
+func (l *Lanes[K]) runActivations(ln *lane[K]) {
 	for ln != nil {
-		ln, run = l.runActivation(ln, run)
+		ln = l.runActivation(ln)
 	}
 }
 
@@ -44,11 +63,13 @@ func (l *Lanes[K]) runActivations(ln *lane[K], run *activation) {
 // report runs in a deferred function, so that a panic or runtime.Goexit in
 // Activate (which no recover stops) is reported as Failed, with its stack,
 // all the same.
-func (l *Lanes[K]) runActivation(ln *lane[K], run *activation) (next *lane[K], nextRun *activation) {
+func (l *Lanes[K]) runActivation(ln *lane[K]) (next *lane[K]) {
 	defer l.activations.Done()
-	key := ln.key
+	// Nothing else writes these while the activation runs: its own end
+	// step clears them.
+	key, ctx, cancel, seq := ln.key, ln.run.ctx, ln.run.cancel, ln.run.seq
 	if l.cfg.TurnTimeout > 0 {
-		timer := l.cfg.Clock.AfterFunc(l.cfg.TurnTimeout, func() { l.timeout(ln, run) })
+		timer := l.cfg.Clock.AfterFunc(l.cfg.TurnTimeout, func() { l.timeout(ln, seq) })
 		defer timer.Stop()
 	}
 	began := l.hookTime()
@@ -62,7 +83,7 @@ func (l *Lanes[K]) runActivation(ln *lane[K], run *activation) (next *lane[K], n
 		// that returned.
 		if l.cfg.TurnTimeout > 0 || monitoring {
 			l.mu.Lock()
-			run.returned = true
+			ln.run.returned = true
 			if monitoring {
 				l.leaveLocked(ln)
 			}
@@ -71,7 +92,7 @@ func (l *Lanes[K]) runActivation(ln *lane[K], run *activation) (next *lane[K], n
 		var exit Exit
 		goexit := false
 		if returned {
-			exit = classify(run.ctx, err)
+			exit = classify(ctx, err)
 		} else {
 			failure := ErrGoexit
 			if v := recover(); v != nil {
@@ -81,18 +102,18 @@ func (l *Lanes[K]) runActivation(ln *lane[K], run *activation) (next *lane[K], n
 			}
 			exit = Failed{Err: failure, Stack: debug.Stack()}
 		}
-		run.cancel(context.Canceled) // release the context's resources
+		cancel(context.Canceled) // release the context's resources
 		l.cfg.Hooks.ended(key, l.hookTime()-began, exit)
-		next, nextRun = l.finish(ln, run, exit, goexit)
+		next = l.finish(ln, seq, exit, goexit)
 	}()
 	if monitoring {
 		l.mu.Lock()
-		l.enterLocked(ln, run)
+		l.enterLocked(ln, seq)
 		l.mu.Unlock()
 	}
-	err = l.cfg.Activate(run.ctx, key)
+	err = l.cfg.Activate(ctx, key)
 	returned = true
-	return nil, nil // set by the deferred report
+	return nil // set by the deferred report
 }
 
 // finish calls OnExit, then lets the lane move on. Of the activations that
@@ -100,26 +121,44 @@ func (l *Lanes[K]) runActivation(ln *lane[K], run *activation) (next *lane[K], n
 // gives the others goroutines of their own; all of them when the calling
 // goroutine is ending by runtime.Goexit (dying is true, or OnExit calls
 // it), which even a deferred step survives.
-func (l *Lanes[K]) finish(ln *lane[K], run *activation, exit Exit, dying bool) (next *lane[K], nextRun *activation) {
+func (l *Lanes[K]) finish(ln *lane[K], seq uint64, exit Exit, dying bool) (next *lane[K]) {
+	key := ln.key
 	returned := false
 	defer func() {
 		var fx effects[K]
-		l.mu.Lock()
-		if monitoring {
-			l.endingLocked(ln, run)
+		// The end of an activation often starts the next: make its
+		// context before taking the lock, which every wake and end
+		// contends for.
+		var spare activation
+		if !l.hasSpare.Load() {
+			spare.ctx, spare.cancel = context.WithCancelCause(l.base)
 		}
+		l.mu.Lock()
+		if spare.held() && !l.spare.held() && !l.closed {
+			l.spare, spare = spare, activation{}
+			l.hasSpare.Store(true)
+		}
+		if monitoring {
+			l.endingLocked(ln, seq)
+		}
+		// The step may forget ln, and a later wake reuse it.
+		ended := ln.run.ended
 		l.stepLocked(ln, policy.LaneActivationEnded, &fx)
 		l.mu.Unlock()
-		close(run.ended)
-		if returned && !dying && len(fx.starts) > 0 {
-			next, nextRun = fx.starts[0].ln, fx.starts[0].run
-			fx.starts = fx.starts[1:]
+		if spare.held() {
+			spare.cancel(context.Canceled) // another end made one first
+		}
+		if ended != nil {
+			close(ended)
+		}
+		if returned && !dying {
+			next = fx.starts.pop()
 		}
 		fx.run(l)
 	}()
-	l.onExit(ln.key, exit)
+	l.onExit(key, exit)
 	returned = true
-	return nil, nil // set by the deferred step
+	return nil // set by the deferred step
 }
 
 // hookTime reads the clock only when a hook will hear a duration.
@@ -130,12 +169,12 @@ func (l *Lanes[K]) hookTime() time.Duration {
 	return l.cfg.Clock.Monotonic()
 }
 
-// timeout interrupts run if it is still the lane's activation and has not
-// returned.
-func (l *Lanes[K]) timeout(ln *lane[K], run *activation) {
+// timeout interrupts activation seq of ln if it is still the lane's
+// activation and has not returned.
+func (l *Lanes[K]) timeout(ln *lane[K], seq uint64) {
 	var fx effects[K]
 	l.mu.Lock()
-	if ln.run == run && !run.returned {
+	if ln.run.held() && ln.run.seq == seq && !ln.run.returned {
 		l.stepLocked(ln, policy.LaneTimeout, &fx)
 	}
 	l.mu.Unlock()

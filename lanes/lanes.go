@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/bits"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/rivus/collab/fsm"
@@ -54,6 +55,14 @@ type Lanes[K comparable] struct {
 	running  int          // activations running
 	closed   bool
 	pending  effects[K] // what the step under way asks for; see stepLocked
+	// free holds forgotten lanes for reuse, at most maxFreeLanes: a key
+	// that goes idle and a key woken anew then cost no allocation.
+	free []*lane[K]
+	// spare is a context made for an activation outside the lock (see
+	// finish), never given to anyone yet; hasSpare mirrors whether it is
+	// set, for reading without the lock.
+	spare    activation
+	hasSpare atomic.Bool
 
 	mon         laneMonitor // the contract monitor's notes (monitored builds)
 	activations sync.WaitGroup
@@ -61,16 +70,24 @@ type Lanes[K comparable] struct {
 }
 
 // lane is one key's state; its fields change only with Lanes.mu held.
+// A forgotten lane is reused for another key (Lanes.free), so nothing
+// may keep a lane across a release of the lock and use it after its
+// lane went idle, except through run.seq, which never goes back.
 type lane[K comparable] struct {
-	key      K
-	state    policy.StateID
-	run      *activation // the running activation, or nil
-	queued   bool        // the lane is in the wait queue
-	reserved bool        // the lane holds a queue place for an owed follow-up
-	prev     *lane[K]    // neighbours in the wait queue
-	next     *lane[K]
-	queuedAt time.Duration // when the lane entered the queue
+	key       K
+	state     policy.StateID
+	run       activation // the running activation, while run.held()
+	queued    bool       // the lane is in the wait queue
+	reserved  bool       // the lane holds a queue place for an owed follow-up
+	prev      *lane[K]   // neighbours in the wait queue
+	next      *lane[K]
+	queuedAt  time.Duration // when the lane entered the queue
+	nextStart *lane[K]      // the next lane of an effects' start list
 }
+
+// maxFreeLanes bounds Lanes.free: a few suffice for the churn of keys
+// going idle and woken anew, and more would keep the memory of a burst.
+const maxFreeLanes = 64
 
 // New starts lanes. Activations run with ctx's values; when ctx ends, the
 // lanes close.
@@ -125,18 +142,20 @@ func (l *Lanes[K]) Wake(key K) (WakeResult, error) {
 func (l *Lanes[K]) Cancel(ctx context.Context, key K) error {
 	var fx effects[K]
 	l.mu.Lock()
-	var run *activation
+	var ended chan struct{}
 	if ln, ok := l.lanes[key]; ok {
 		l.stepLocked(ln, policy.LaneCancel, &fx)
-		run = ln.run
+		if ln.run.held() {
+			ended = ln.run.endedLocked()
+		}
 	}
 	l.mu.Unlock()
 	fx.run(l)
-	if run == nil {
+	if ended == nil {
 		return nil
 	}
 	select {
-	case <-run.ended:
+	case <-ended:
 		return nil
 	case <-ctx.Done():
 		return context.Cause(ctx)
@@ -154,6 +173,10 @@ func (l *Lanes[K]) Close() error {
 		l.mu.Lock()
 		l.stopCtx()
 		l.closed = true
+		if l.spare.held() {
+			l.spare.cancel(ErrClosed)
+			l.spare = activation{}
+		}
 		// Waiting lanes first, in queue order, so that their dropped
 		// wakes are reported in the order they were made.
 		lanes := make([]*lane[K], 0, len(l.lanes))
@@ -181,7 +204,13 @@ func (l *Lanes[K]) laneLocked(key K, fx *effects[K]) *lane[K] {
 	if ln, ok := l.lanes[key]; ok {
 		return ln
 	}
-	ln := &lane[K]{key: key, state: l.pol.Initial()}
+	var ln *lane[K]
+	if n := len(l.free); n > 0 {
+		ln, l.free = l.free[n-1], l.free[:n-1]
+	} else {
+		ln = new(lane[K])
+	}
+	ln.key, ln.state = key, l.pol.Initial()
 	l.lanes[key] = ln
 	if l.closed {
 		l.stepLocked(ln, policy.LaneClose, fx)

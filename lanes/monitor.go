@@ -53,11 +53,12 @@ func (mon *laneMonitor) noteLocked(key any, t policy.TriggerID, r policy.Result)
 	mon.steps++
 }
 
-// enterLocked checks that run may enter Activate for ln now (duty 1).
-func (l *Lanes[K]) enterLocked(ln *lane[K], run *activation) {
+// enterLocked checks that activation seq may enter Activate for ln now
+// (duty 1).
+func (l *Lanes[K]) enterLocked(ln *lane[K], seq uint64) {
 	mon := &l.mon
 	switch {
-	case ln.run != run:
+	case !ln.run.held() || ln.run.seq != seq:
 		l.broke(ln.key, "Activate runs for an activation that holds no slot of its lane")
 	case mon.active[ln.key] > 0:
 		l.broke(ln.key, "Activate runs for a key whose other activation has not returned")
@@ -80,9 +81,9 @@ func (l *Lanes[K]) leaveLocked(ln *lane[K]) {
 	l.mon.total--
 }
 
-// endingLocked checks that run may end now (duty 2).
-func (l *Lanes[K]) endingLocked(ln *lane[K], run *activation) {
-	if ln.run != run {
+// endingLocked checks that activation seq may end now (duty 2).
+func (l *Lanes[K]) endingLocked(ln *lane[K], seq uint64) {
+	if !ln.run.held() || ln.run.seq != seq {
 		l.broke(ln.key, "ActivationEnded fires for an activation that is no longer its lane's")
 	}
 }

@@ -11,14 +11,51 @@ import (
 // is released: activations to run, and OnExit calls for owed activations
 // dropped before they started.
 type effects[K comparable] struct {
-	starts  []start[K]
+	starts  startList[K]
 	dropped []droppedWake[K]
 }
 
-// start is an activation that has its slot and waits for a goroutine.
-type start[K comparable] struct {
-	ln  *lane[K]
-	run *activation
+// startList holds the lanes whose activation has its slot and waits for
+// a goroutine, in the order they started, linked through the lanes, so
+// that a step allocates nothing for them.
+type startList[K comparable] struct {
+	head, tail *lane[K]
+}
+
+func (s *startList[K]) push(ln *lane[K]) {
+	ln.nextStart = nil
+	if s.tail != nil {
+		s.tail.nextStart = ln
+	} else {
+		s.head = ln
+	}
+	s.tail = ln
+}
+
+// pop takes the first lane, or returns nil.
+func (s *startList[K]) pop() *lane[K] {
+	ln := s.head
+	if ln != nil {
+		s.head, ln.nextStart = ln.nextStart, nil
+		if s.head == nil {
+			s.tail = nil
+		}
+	}
+	return ln
+}
+
+// append moves the lanes of from to the end of s.
+func (s *startList[K]) append(from *startList[K]) {
+	if from.head == nil {
+		return
+	}
+	if s.tail != nil {
+		s.tail.nextStart = from.head
+	} else {
+		s.head = from.head
+	}
+	s.tail = from.tail
+	*from = startList[K]{}
 }
 
 type droppedWake[K comparable] struct {
@@ -29,10 +66,9 @@ type droppedWake[K comparable] struct {
 // run carries out the collected effects, with Lanes.mu not held: each
 // start in a goroutine of its own.
 func (fx *effects[K]) run(l *Lanes[K]) {
-	for _, s := range fx.starts {
-		go l.runActivations(s.ln, s.run)
+	for ln := fx.starts.pop(); ln != nil; ln = fx.starts.pop() {
+		go l.runActivations(ln)
 	}
-	fx.starts = nil
 	fx.report(l)
 }
 
@@ -58,13 +94,11 @@ func (l *Lanes[K]) stepLocked(ln *lane[K], trigger policy.TriggerID, fx *effects
 
 // take moves the effects of from into fx, leaving from empty.
 func (fx *effects[K]) take(from *effects[K]) {
-	if len(from.starts) > 0 {
-		fx.starts = append(fx.starts, from.starts...)
-	}
+	fx.starts.append(&from.starts)
 	if len(from.dropped) > 0 {
 		fx.dropped = append(fx.dropped, from.dropped...)
 	}
-	from.starts, from.dropped = from.starts[:0], from.dropped[:0]
+	from.dropped = from.dropped[:0]
 }
 
 // bookkeeping is the lanes' state as lanestep reads and changes it, with
@@ -83,9 +117,18 @@ func (b bookkeeping[K]) QueueLen() int                          { return b.l.que
 func (b bookkeeping[K]) Head() *lane[K]                         { return b.l.queue.front() }
 func (b bookkeeping[K]) Reserved(ln *lane[K]) bool              { return ln.reserved }
 func (b bookkeeping[K]) Places() int                            { return b.l.reserved }
-func (b bookkeeping[K]) HoldsSlot(ln *lane[K]) bool             { return ln.run != nil }
+func (b bookkeeping[K]) HoldsSlot(ln *lane[K]) bool             { return ln.run.held() }
 func (b bookkeeping[K]) SlotsInUse() int                        { return b.l.running }
-func (b bookkeeping[K]) Forget(ln *lane[K])                     { delete(b.l.lanes, ln.key) }
+
+// Forget deletes ln's entry, and keeps ln for reuse if nothing of it is
+// left: a policy that forgets a lane still running or waiting leaves that
+// lane to its activation or the queue.
+func (b bookkeeping[K]) Forget(ln *lane[K]) {
+	delete(b.l.lanes, ln.key)
+	if !ln.queued && !ln.reserved && !ln.run.held() && len(b.l.free) < maxFreeLanes {
+		b.l.free = append(b.l.free, ln)
+	}
+}
 
 func (b bookkeeping[K]) Fired(ln *lane[K], t policy.TriggerID, r policy.Result) bool {
 	if monitoring {
@@ -121,14 +164,14 @@ func (b bookkeeping[K]) Start(ln *lane[K], _ policy.TriggerID) { b.l.startLocked
 
 func (b bookkeeping[K]) ReleaseSlot(ln *lane[K]) {
 	b.l.running--
-	ln.run = nil
+	ln.run = activation{seq: ln.run.seq}
 }
 
 func (b bookkeeping[K]) Interrupt(ln *lane[K], t policy.TriggerID) {
 	if t == policy.LaneTimeout {
 		b.l.cfg.Hooks.timedOut(ln.key)
 	}
-	if ln.run != nil {
+	if ln.run.held() {
 		ln.run.cancel(interruptCause(t))
 	}
 }
