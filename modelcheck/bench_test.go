@@ -3,6 +3,7 @@ package modelcheck_test
 import (
 	"fmt"
 	"runtime"
+	"sync"
 	"testing"
 	"time"
 
@@ -19,6 +20,14 @@ import (
 // moves per state (a 4-dimensional grid walked one step at a time), with
 // one worker; the ratio says how close the lease world comes to what the
 // checker's visited set allows on this machine.
+//
+// With more than one worker it also explores with one, interleaved, and
+// reports the speedup; and, as the machine's own ceiling for it, the
+// speedup of that many independent one-worker explorations running at
+// once over one running alone (each stopped at ceilingStates): what the
+// cores give this work with no coordination at all. On a virtual machine
+// whose cores share a physical one, or memory, the ceiling is well below
+// the number of cores.
 func BenchmarkExplore(b *testing.B) {
 	bounds := worldmodel.DefaultLeaseBounds()
 	bounds.Holders = 4
@@ -29,9 +38,19 @@ func BenchmarkExplore(b *testing.B) {
 	m.Canonical = nil // no symmetry reduction
 	for _, workers := range []int{1, runtime.NumCPU()} {
 		b.Run(fmt.Sprintf("workers=%d", workers), func(b *testing.B) {
-			var lease, base exploreRate
+			var lease, base, single, solo, together exploreRate
 			var allocated uint64
 			for b.Loop() {
+				if workers > 1 {
+					runtime.GC()
+					solo.add(independent(m, 1))
+					runtime.GC()
+					together.add(independent(m, workers))
+					runtime.GC()
+					r := modelcheck.Check(m, modelcheck.Options{Workers: 1})
+					single.add(r.States, r.Moves, r.Elapsed)
+				}
+				runtime.GC()
 				var before, after runtime.MemStats
 				runtime.ReadMemStats(&before)
 				r := modelcheck.Check(m, modelcheck.Options{Workers: workers})
@@ -41,6 +60,7 @@ func BenchmarkExplore(b *testing.B) {
 				}
 				allocated += after.TotalAlloc - before.TotalAlloc
 				lease.add(r.States, r.Moves, r.Elapsed)
+				runtime.GC()
 				g := modelcheck.Check(gridModel(45), modelcheck.Options{})
 				base.add(g.States, g.Moves, g.Elapsed)
 			}
@@ -51,8 +71,38 @@ func BenchmarkExplore(b *testing.B) {
 			b.ReportMetric(float64(lease.moves)/float64(lease.states), "moves/state")
 			b.ReportMetric(base.perSecond(), "baseline-states/s")
 			b.ReportMetric(lease.perSecond()/base.perSecond(), "x-baseline")
+			if workers > 1 {
+				b.ReportMetric(lease.perSecond()/single.perSecond(), "speedup")
+				b.ReportMetric(together.perSecond()/solo.perSecond(), "ceiling")
+			}
 		})
 	}
+}
+
+// ceilingStates bounds each exploration of the ceiling: enough for its
+// visited set to outgrow the caches, as the full one does.
+const ceilingStates = 4_000_000
+
+// independent runs n one-worker explorations of m at once, each stopped
+// at ceilingStates, and returns their states and moves and the time they
+// took together.
+func independent(m modelcheck.Model[worldmodel.LeaseWorld], n int) (states, moves int, took time.Duration) {
+	results := make([]modelcheck.Result[worldmodel.LeaseWorld], n)
+	start := time.Now()
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			results[i] = modelcheck.Check(m, modelcheck.Options{Workers: 1, MaxStates: ceilingStates})
+		}()
+	}
+	wg.Wait()
+	took = time.Since(start)
+	for _, r := range results {
+		states, moves = states+r.States, moves+r.Moves
+	}
+	return states, moves, took
 }
 
 type exploreRate struct {

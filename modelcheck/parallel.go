@@ -66,6 +66,14 @@ type prun[W comparable] struct {
 	stop   int32
 	broken *broken[W]
 	owed   string
+
+	// The world being expanded, as onMove reads it; yield is onMove,
+	// bound once, so that expanding a world allocates nothing.
+	p      *parallel[W]
+	recent *recentSet[W]
+	from   int32
+	ord    uint32
+	yield  func(string, W)
 }
 
 // pshard is one shard of the visited set: one of the three kinds.
@@ -217,35 +225,43 @@ func (p *parallel[W]) expand(r *prun[W], recent *recentSet[W], next func(W, func
 	for i := range r.buckets {
 		r.buckets[i] = r.buckets[i][:0]
 	}
+	if r.yield == nil {
+		r.p, r.yield = p, r.onMove
+	}
+	r.recent = recent
 	for j := r.lo; j < r.hi; j++ {
-		from := &s.level[j].world
-		var ord uint32
-		next(*from, func(label string, to W) {
-			if r.broken != nil {
-				return // counted up to the broken move, as the sequential search counts
-			}
-			o := ord
-			ord++
-			h, keep := s.screen(from, label, &to, recent, &r.broken)
-			if !keep {
-				return
-			}
-			sh := h & p.mask
-			r.buckets[sh] = append(r.buckets[sh], pprobe[W]{key: to, hash: h, idx: int32(len(r.moves))})
-			r.moves = append(r.moves, pmove[W]{key: to, from: j, ord: o})
-		})
-		r.yields = append(r.yields, ord)
+		r.from, r.ord = j, 0
+		next(s.level[j].world, r.yield)
+		r.yields = append(r.yields, r.ord)
 		if r.broken != nil {
 			r.stop = j
 			return
 		}
-		if ord == 0 && s.m.Owes != nil {
-			if r.owed = s.m.Owes(*from); r.owed != "" {
+		if r.ord == 0 && s.m.Owes != nil {
+			if r.owed = s.m.Owes(s.level[j].world); r.owed != "" {
 				r.stop = j
 				return
 			}
 		}
 	}
+}
+
+// onMove is Next's yield in phase 1: it screens the move as the
+// sequential search does and gathers it into its shard's bucket.
+func (r *prun[W]) onMove(label string, to W) {
+	if r.broken != nil {
+		return // counted up to the broken move, as the sequential search counts
+	}
+	o := r.ord
+	r.ord++
+	p := r.p
+	h, keep := p.s.screen(&p.s.level[r.from].world, label, &to, r.recent, &r.broken)
+	if !keep {
+		return
+	}
+	sh := h & p.mask
+	r.buckets[sh] = append(r.buckets[sh], pprobe[W]{key: to, hash: h, idx: int32(len(r.moves))})
+	r.moves = append(r.moves, pmove[W]{key: to, from: r.from, ord: o})
 }
 
 // probe is phase 2 for one shard: its moves of every run, in order, a
