@@ -3,7 +3,10 @@ package linearizability
 import (
 	"cmp"
 	"fmt"
+	"runtime"
 	"slices"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/anishathalye/porcupine"
@@ -41,13 +44,23 @@ type ObjectID struct {
 
 func (o ObjectID) String() string { return fmt.Sprintf("%s %q", o.Object, o.Key) }
 
-// partition is the history of one object: its events, and the
-// porcupine operations they are checked as (see reduce), whose inputs
-// point into the events.
+// partition is the history of one object: its events, the porcupine
+// operations they are checked as (see reduce), whose inputs point into
+// the events, and those operations cut into segments (see chain).
 type partition struct {
-	id  ObjectID
-	evs []*Event
-	ops []porcupine.Operation
+	id   ObjectID
+	evs  []*Event
+	ops  []porcupine.Operation
+	segs []segment
+	// frame is the client of the segments' opening and closing
+	// operations: one past every process's.
+	frame int
+	// starts are, for a failing segment, the states it was checked
+	// from; it is shown from the first.
+	starts []state
+	// linearized: the segments were found linearizable, one after
+	// another, to the end.
+	linearized bool
 }
 
 // Report is the outcome of Check.
@@ -58,23 +71,25 @@ type Report struct {
 	Uncertain int           // operations of unknown outcome (open, or returned Unknown)
 	Elapsed   time.Duration // time the check took
 	// Failing lists the objects whose histories are not linearizable,
-	// the shortest history first, as far as the diagnosis got in its
-	// time (it runs after a violation is found, with a timeout of its
-	// own). FailingKey is the key of the first.
+	// the shortest failing segment first (see the package doc).
+	// FailingKey is the key of the first.
 	Failing    []ObjectID
 	FailingKey string
+	// Segments is how many segments the objects' histories were cut
+	// into, and Longest the most operations of one.
+	Segments, Longest int
 
 	parts   []partition // every object, for WriteHTML on request
-	failing *partition  // the shortest failing object
+	failing *partition  // the shortest failing segment, as an object of its own
 	timeout time.Duration
 	local   bool // the history was Local: the model to check it with
 }
 
 // Check checks h, partitioned by object (the lease and the lock of each
 // key), with porcupine, in at most timeout (which must be more than 0: a
-// history can take exponential time). After a violation it checks the
-// objects one at a time, shortest first, to name the failing ones, in at
-// most another timeout.
+// history can take exponential time). Each object's history is checked in
+// segments, one after another (see chain); the objects are checked in
+// parallel, each to its end or its first failing segment.
 //
 // An operation of unknown outcome (Event.Uncertain) may take effect at
 // any moment after its call, or never (see the package doc). It is
@@ -83,24 +98,42 @@ type Report struct {
 // some moment; one that cannot change the object is left out (reduce).
 func Check(h History, timeout time.Duration) Report {
 	start := time.Now()
+	deadline := start.Add(nonZero(timeout))
 	parts := partitions(h.Events, h.Local)
 	r := Report{Verdict: Linearizable, Keys: len(parts), parts: parts, timeout: timeout, local: h.Local}
 	for _, p := range parts {
 		r.Ops += len(p.evs)
+		r.Segments += len(p.segs)
+		for _, sg := range p.segs {
+			r.Longest = max(r.Longest, len(sg.ops))
+		}
 	}
 	for _, e := range h.Events {
 		if e.Uncertain() {
 			r.Uncertain++
 		}
 	}
+	verdicts, failed := make([]Verdict, len(parts)), make([]int, len(parts))
 	m := model(h.Local)
-	m.Partition = func([]porcupine.Operation) [][]porcupine.Operation { return opsOf(parts) }
-	switch porcupine.CheckOperationsTimeout(m, nil, nonZero(timeout)) {
-	case porcupine.Unknown:
-		r.Verdict = Inconclusive
-	case porcupine.Illegal:
-		r.Verdict = Violation
-		r.diagnose()
+	parallel(len(parts), func(i int) {
+		verdicts[i], failed[i] = chain(m, parts[i].segs, parts[i].frame, deadline)
+		parts[i].linearized = verdicts[i] == Linearizable
+	})
+	var fails []partition
+	for i, v := range verdicts {
+		switch {
+		case v == Violation:
+			fails = append(fails, failingSegment(&parts[i], failed[i]))
+		case v == Inconclusive && r.Verdict == Linearizable:
+			r.Verdict = Inconclusive
+		}
+	}
+	if len(fails) > 0 {
+		slices.SortStableFunc(fails, func(a, b partition) int { return cmp.Compare(len(a.ops), len(b.ops)) })
+		r.Verdict, r.failing, r.FailingKey = Violation, &fails[0], fails[0].id.Key
+		for _, f := range fails {
+			r.Failing = append(r.Failing, f.id)
+		}
 	}
 	r.Elapsed = time.Since(start)
 	return r
@@ -109,27 +142,40 @@ func Check(h History, timeout time.Duration) Report {
 // nonZero keeps a zero timeout (porcupine's "none") from disabling it.
 func nonZero(d time.Duration) time.Duration { return max(d, time.Nanosecond) }
 
-// diagnose checks the objects one at a time, shortest history first,
-// to list the failing ones.
-func (r *Report) diagnose() {
-	order := slices.Clone(r.parts)
-	slices.SortStableFunc(order, func(a, b partition) int { return cmp.Compare(len(a.ops), len(b.ops)) })
-	deadline := time.Now().Add(r.timeout)
-	m := model(r.local)
-	for i := range order {
-		left := time.Until(deadline)
-		if left <= 0 {
-			return
-		}
-		if porcupine.CheckOperationsTimeout(m, order[i].ops, left) != porcupine.Illegal {
-			continue
-		}
-		r.Failing = append(r.Failing, order[i].id)
-		if r.failing == nil {
-			r.failing = &order[i]
-			r.FailingKey = order[i].id.Key
+// parallel runs f(0) … f(n-1), as many at once as there are processors,
+// and waits for them.
+func parallel(n int, f func(i int)) {
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range min(n, runtime.GOMAXPROCS(0)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := int(next.Add(1) - 1); i < n; i = int(next.Add(1) - 1) {
+				f(i)
+			}
+		}()
+	}
+	wg.Wait()
+}
+
+// failingSegment returns segment i of p, which no start state
+// linearizes, as an object of its own: its events (the operations and
+// those reduce left out, from its first call to its last return), and
+// its operations after an opening to the first of its start states.
+func failingSegment(p *partition, i int) partition {
+	sg := &p.segs[i]
+	first, last := sg.ops[0].Call, sg.ops[0].Return
+	for _, op := range sg.ops {
+		last = max(last, op.Return)
+	}
+	var evs []*Event
+	for _, e := range p.evs {
+		if e.Call >= first && e.Call <= last {
+			evs = append(evs, e)
 		}
 	}
+	return partition{id: p.id, evs: evs, ops: framed(sg.ops, p.frame, sg.starts[0], nil), frame: p.frame, starts: sg.starts}
 }
 
 // opsOf returns the partitions' operations, as porcupine's Partition
@@ -173,6 +219,8 @@ func partitions(evs []Event, local bool) []partition {
 			parts[j].evs = append(parts[j].evs, crashes...)
 		}
 		parts[j].ops = reduce(parts[j].evs, clients, b)
+		parts[j].segs = cut(parts[j].ops)
+		parts[j].frame = len(clients)
 	}
 	slices.SortFunc(parts, func(a, b partition) int {
 		return cmp.Or(cmp.Compare(a.id.Key, b.id.Key), cmp.Compare(a.id.Object, b.id.Object))

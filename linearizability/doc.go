@@ -27,8 +27,13 @@
 //
 // Check partitions the history by object, the lease and the lock of
 // each key apart (a crash without a key joins every lock), and checks
-// the objects in parallel with a timeout; after a violation it checks
-// them one by one, shortest first, to list the failing ones (Report.Failing).
+// the objects in parallel with a timeout. Each object's history is cut
+// into segments where no operation spans the cut, and the segments are
+// checked one after another, each from every state the one before can
+// leave (see chain in segment.go): porcupine's memory and time grow with
+// the square of the history it is given, so an hour's campaign checks as
+// sixty minutes' would, not as one long history. Every object is checked
+// to its end or its first failing segment (Report.Failing).
 //
 // The lease of a key is a record (generation, held or released) and the
 // last accepted fenced write, initially generation 0, released, "":
@@ -82,14 +87,18 @@
 //
 // # Diagnosis
 //
-// Report.ShortestFailing prints the shortest failing object's history,
-// and Report.WriteHTML writes porcupine's visualisation: of that object
-// after a violation, of every object otherwise.
+// Report.ShortestFailing prints the shortest failing segment's history,
+// with the states it was checked from, and Report.WriteHTML writes
+// porcupine's visualisation: of that segment after a violation, of every
+// segment otherwise, each from the state a linearization of the whole
+// object leaves it in.
 //
 // Check never runs without a timeout (porcupine is exponential in the
 // worst case, and unpartitioned histories grow quadratically in memory).
 // A generated history of 100,000 operations over 100 keys and 16
-// processes checks in about 0.1 s (BenchmarkCheckHistory).
+// processes checks in about 0.2 s; one over 3 keys, as the demo runs, in
+// about 8 µs an operation at 100,000 operations and at 400,000 alike
+// (BenchmarkCheckHistory).
 //
 // The package torture runs real worker processes against the lease and
 // lock runtimes under SIGKILL and SIGSTOP, records them with this

@@ -141,15 +141,21 @@ func refusable(s state, op *Event) bool {
 
 var hashSeed = maphash.MakeSeed()
 
-// model is the porcupine model of both objects. Operations are *Event
+// model is the porcupine model of both objects. Operations are *input
 // inputs (the output is carried in the event too, and porcupine's output
-// is nil). Partitioning is done by Check, one partition per object. With
+// is nil), and a segment's opening and closing (see chain). Partitioning is done by Check, one partition per object. With
 // bounded, a Local history's, it is nondeterministic where a bounded
 // operation of unknown outcome may take effect or not (input.bounded), and
 // porcupine checks it over sets of states (one state elsewhere); without,
 // every step has one outcome, and costs less.
 func model(bounded bool) porcupine.Model {
 	describeOp := func(in, _ any) string {
+		switch op := in.(type) {
+		case *opening:
+			return "from " + op.start.String()
+		case *closing:
+			return "end of segment"
+		}
 		op := in.(*input)
 		return fmt.Sprintf("p%d %s", op.Process, describe(op.Kind, op.Input, op.Output, op.Open))
 	}
@@ -158,6 +164,13 @@ func model(bounded bool) porcupine.Model {
 		return porcupine.Model{
 			Init: func() any { return state{} },
 			Step: func(s, in, _ any) (bool, any) {
+				switch op := in.(type) {
+				case *opening:
+					return true, op.start
+				case *closing:
+					op.ends[s.(state)] = struct{}{}
+					return false, s
+				}
 				return stepRanked(s.(state), in.(*input))
 			},
 			Equal:             stateEqual,
@@ -169,6 +182,13 @@ func model(bounded bool) porcupine.Model {
 	nm := porcupine.NondeterministicModel{
 		Init: func() []any { return []any{state{}} },
 		Step: func(s, in, _ any) []any {
+			switch op := in.(type) {
+			case *opening:
+				return []any{op.start}
+			case *closing:
+				op.ends[s.(state)] = struct{}{}
+				return nil
+			}
 			op := in.(*input)
 			ok, next := stepRanked(s.(state), op)
 			switch {

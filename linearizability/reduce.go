@@ -93,6 +93,7 @@ func reduce(evs []*Event, clients map[int]int, b bounds) []porcupine.Operation {
 	ops := make([]porcupine.Operation, 0, len(evs))
 	var acquires []int // into ops: the acquisitions of unknown outcome
 	contended := contendedRefusals(evs)
+	moved := proofsOf(evs)
 	for _, e := range evs {
 		if contended[e] {
 			continue
@@ -105,7 +106,7 @@ func reduce(evs []*Event, clients map[int]int, b bounds) []porcupine.Operation {
 			case Read:
 				continue
 			case Write, Release:
-				p, ok := movedPast(evs, e.Input.Token)
+				p, ok := moved.movedPast(e.Input.Token)
 				switch {
 				case ok && p < e.Call:
 					continue
@@ -127,30 +128,57 @@ func reduce(evs []*Event, clients map[int]int, b bounds) []porcupine.Operation {
 	return ops
 }
 
-// movedPast returns the earliest return of an operation of known outcome
-// among evs that proves the record past generation t held (see reduce),
-// and whether there is one.
-func movedPast(evs []*Event, t uint64) (int64, bool) {
-	var b int64
-	found := false
+// proofs answers, for a generation t, the earliest return of an
+// operation of known outcome among an object's events that proves the
+// record past generation t held (see reduce): an acquisition that got a
+// generation above t, an accepted write with a token above t, an accepted
+// release with a token of t or more. Each such operation proves the
+// record past every generation below its level (the generation, the
+// token, the token plus one); the levels are sorted, with the earliest
+// return at or above each, so that a question costs a binary search.
+type proofs struct {
+	levels   []uint64 // ascending
+	earliest []int64  // earliest[i]: the earliest return of a level >= levels[i]
+}
+
+func proofsOf(evs []*Event) proofs {
+	type proof struct {
+		level uint64
+		ret   int64
+	}
+	var ps []proof
 	for _, d := range evs {
 		if d.Uncertain() || d.Output.Status != OK {
 			continue
 		}
-		var proves bool
 		switch d.Kind {
 		case Acquire:
-			proves = d.Output.Gen > t
+			ps = append(ps, proof{d.Output.Gen, d.Return})
 		case Write:
-			proves = d.Input.Token > t
+			ps = append(ps, proof{d.Input.Token, d.Return})
 		case Release:
-			proves = d.Input.Token >= t
-		}
-		if proves && (!found || d.Return < b) {
-			b, found = d.Return, true
+			ps = append(ps, proof{d.Input.Token + 1, d.Return})
 		}
 	}
-	return b, found
+	slices.SortFunc(ps, func(a, b proof) int { return cmp.Compare(a.level, b.level) })
+	p := proofs{levels: make([]uint64, len(ps)), earliest: make([]int64, len(ps))}
+	for i := len(ps) - 1; i >= 0; i-- {
+		p.levels[i], p.earliest[i] = ps[i].level, ps[i].ret
+		if i+1 < len(ps) {
+			p.earliest[i] = min(p.earliest[i], p.earliest[i+1])
+		}
+	}
+	return p
+}
+
+// movedPast returns the earliest return of an operation that proves the
+// record past generation t held, and whether there is one.
+func (p proofs) movedPast(t uint64) (int64, bool) {
+	i, _ := slices.BinarySearch(p.levels, t+1) // the first level above t
+	if i == len(p.levels) {
+		return 0, false
+	}
+	return p.earliest[i], true
 }
 
 // contendedRefusals returns the refused lock attempts of evs during which

@@ -159,3 +159,42 @@ func TestReduceManyUnknownAcquisitions(t *testing.T) {
 		t.Fatalf("generation skipped before any unknown acquisition: verdict %v", r.Verdict)
 	}
 }
+
+// TestProofsMatchAScan: the sorted proofs answer as a scan of every
+// event does, on random histories.
+func TestProofsMatchAScan(t *testing.T) {
+	scan := func(evs []*Event, t uint64) (int64, bool) {
+		var b int64
+		found := false
+		for _, d := range evs {
+			if d.Uncertain() || d.Output.Status != OK {
+				continue
+			}
+			proves := d.Kind == Acquire && d.Output.Gen > t || d.Kind == Write && d.Input.Token > t ||
+				d.Kind == Release && d.Input.Token >= t
+			if proves && (!found || d.Return < b) {
+				b, found = d.Return, true
+			}
+		}
+		return b, found
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	kinds := []Kind{Acquire, Write, Release, Read}
+	statuses := []Status{OK, OK, Refused, Unknown}
+	for range 200 {
+		var evs []*Event
+		for range rng.IntN(20) {
+			evs = append(evs, &Event{Kind: kinds[rng.IntN(len(kinds))], Return: rng.Int64N(100),
+				Input:  Input{Token: rng.Uint64N(6)},
+				Output: Output{Status: statuses[rng.IntN(len(statuses))], Gen: rng.Uint64N(6)}})
+		}
+		p := proofsOf(evs)
+		for g := range uint64(8) {
+			wantAt, want := scan(evs, g)
+			gotAt, got := p.movedPast(g)
+			if got != want || got && gotAt != wantAt {
+				t.Fatalf("generation %d: (%d, %v), a scan says (%d, %v)", g, gotAt, got, wantAt, want)
+			}
+		}
+	}
+}

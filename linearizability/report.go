@@ -16,17 +16,36 @@ import (
 // verbosely, within the report's timeout; a check cut off by it still
 // draws what it found.
 func (r Report) WriteHTML(path string) error {
-	parts := r.parts
+	var ops [][]porcupine.Operation
 	if r.failing != nil {
-		parts = []partition{*r.failing}
+		ops = [][]porcupine.Operation{r.failing.ops}
+	} else {
+		ops = r.segmentOps()
 	}
 	m := model(r.local)
-	m.Partition = func([]porcupine.Operation) [][]porcupine.Operation { return opsOf(parts) }
+	m.Partition = func([]porcupine.Operation) [][]porcupine.Operation { return ops }
 	_, info := porcupine.CheckOperationsVerbose(m, nil, nonZero(r.timeout))
 	if err := porcupine.VisualizePath(m, info, path); err != nil {
 		return &HTMLError{Path: path, Err: err}
 	}
 	return nil
+}
+
+// segmentOps returns every object's segments, each after an opening to
+// the state one linearization of the whole object leaves it in, where the
+// check found one; otherwise each object's whole history.
+func (r Report) segmentOps() [][]porcupine.Operation {
+	var out [][]porcupine.Operation
+	for _, p := range r.parts {
+		if !p.linearized {
+			out = append(out, p.ops) // not checked to its end
+			continue
+		}
+		for i, s := range linearization(p.segs) {
+			out = append(out, framed(p.segs[i].ops, p.frame, s, nil))
+		}
+	}
+	return out
 }
 
 // HTMLError reports a visualisation that could not be written.
@@ -52,12 +71,22 @@ func (r Report) ShortestFailing() string {
 	}
 	ends := make(map[*Event]int64, len(r.failing.ops))
 	for _, op := range r.failing.ops {
-		ends[op.Input.(*input).Event] = op.Return
+		if in, ok := op.Input.(*input); ok {
+			ends[in.Event] = op.Return
+		}
 	}
 	evs := slices.Clone(r.failing.evs)
 	slices.SortStableFunc(evs, func(a, b *Event) int { return cmp.Compare(a.Call, b.Call) })
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s: %d operations, not linearizable\n", r.failing.id, len(evs))
+	fmt.Fprintf(&b, "%s: %d operations, not linearizable", r.failing.id, len(evs))
+	if starts := r.failing.starts; len(starts) > 1 || len(starts) == 1 && starts[0] != (state{}) {
+		from := make([]string, len(starts))
+		for i, s := range starts {
+			from[i] = s.String()
+		}
+		fmt.Fprintf(&b, " from %s (what the operations before them can leave)", strings.Join(from, ", or "))
+	}
+	b.WriteString("\n")
 	start := evs[0].Call
 	for _, e := range evs {
 		end := "open"

@@ -80,8 +80,8 @@ func (r *Result) Print(w io.Writer) {
 	}
 	fmt.Fprintf(w, "leases: %d takeovers, %d declared lost, %d stale fenced writes refused, %d accepted\n", s.Takeovers, s.Lost, s.Refused, s.StaleWrites)
 	rep := r.Report
-	fmt.Fprintf(w, "porcupine: %s (%d operations, %d objects, %d of unknown outcome, checked in %v)\n",
-		rep.Verdict, rep.Ops, rep.Keys, rep.Uncertain, rep.Elapsed.Round(time.Millisecond))
+	fmt.Fprintf(w, "porcupine: %s (%d operations, %d objects, %d of unknown outcome, %d segments of at most %d operations, checked in %v)\n",
+		rep.Verdict, rep.Ops, rep.Keys, rep.Uncertain, rep.Segments, rep.Longest, rep.Elapsed.Round(time.Millisecond))
 	if r.Failed() {
 		fmt.Fprintf(w, "replay with seed %d\n", c.Seed)
 	}
