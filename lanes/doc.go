@@ -38,7 +38,7 @@
 //
 // Nothing is persisted: lanes live in one process. A key's entry is
 // deleted when it goes idle, so memory does not grow with the number of
-// keys ever woken.
+// keys ever woken (a few dozen idle entries are kept for reuse).
 //
 // # Policy
 //

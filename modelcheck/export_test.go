@@ -7,3 +7,7 @@ func SetParallelBatch(n int) (restore func()) {
 	parallelBatch = n
 	return func() { parallelBatch = old }
 }
+
+// MappedBytes returns the bytes the visited sets have mapped outside the
+// Go heap so far.
+func MappedBytes() int64 { return mappedBytes.Load() }

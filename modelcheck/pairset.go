@@ -11,6 +11,7 @@ type pairSet struct {
 	limit int  // count beyond which the table grows
 	zero  bool // the all-zero world is in the set
 	seed  [4]uint64
+	free  func() // the table's release (see table); nil when the collector frees it
 }
 
 // pair is a world as its two little-endian words.
@@ -22,10 +23,14 @@ func newPairSet(seed [4]uint64) *pairSet {
 	return t
 }
 
-func (t *pairSet) alloc(log uint) {
-	t.slots = make([]pair, 1<<log)
+// alloc makes a new, empty table of 2^log slots, and returns the old
+// one's release, to call once it is copied (see table).
+func (t *pairSet) alloc(log uint) (release func()) {
+	release = t.free
+	t.slots, t.free = table[pair](1 << log)
 	t.shift = 64 - log
 	t.limit = len(t.slots) * setLoadNum / setLoadDen
+	return release
 }
 
 // hash is hasher.hash of the world p.
@@ -66,7 +71,7 @@ func (t *pairSet) add(p pair, h uint64) bool {
 // written nearly sequentially.
 func (t *pairSet) grow() {
 	old := t.slots
-	t.alloc(64 - t.shift + 1)
+	release := t.alloc(64 - t.shift + 1)
 	mask := uint64(len(t.slots) - 1)
 	for _, p := range old {
 		if p == (pair{}) {
@@ -78,4 +83,11 @@ func (t *pairSet) grow() {
 		}
 		t.slots[i] = p
 	}
+	freeTable(release)
+}
+
+// release frees the table, if table mapped it; the set is not used after.
+func (t *pairSet) release() {
+	freeTable(t.free)
+	t.slots, t.free = nil, nil
 }

@@ -1,9 +1,15 @@
 package modelcheck
 
-import "testing"
+import (
+	"runtime"
+	"testing"
+)
 
 func TestPairSetAddsEachWorldOnceAcrossGrowth(t *testing.T) {
-	const n = 100_000 // the table grows from 1<<10 slots several times
+	// The table grows from 1<<10 slots many times, and on linux past
+	// hugeTableBytes, into tables mapped outside the Go heap.
+	const n = 1_000_000
+	mapped := mappedBytes.Load()
 	hs := newHasher[[16]byte]()
 	if !hs.words {
 		t.Fatal("a [16]byte world is not two plain words")
@@ -25,6 +31,9 @@ func TestPairSetAddsEachWorldOnceAcrossGrowth(t *testing.T) {
 	}
 	if set.count != n || set.count > set.limit || set.limit >= len(set.slots) {
 		t.Fatalf("count %d, limit %d, slots %d", set.count, set.limit, len(set.slots))
+	}
+	if runtime.GOOS == "linux" && mappedBytes.Load() == mapped {
+		t.Error("no table was mapped outside the Go heap")
 	}
 }
 

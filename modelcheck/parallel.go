@@ -133,6 +133,7 @@ func (s *search[W]) runParallel() {
 			p.shards[i].exact = newWorldSet[W]()
 		}
 	}
+	defer p.releaseShards()
 	p.runs = make([]prun[W], p.workers)
 	p.nexts = make([]func(W, func(string, W)), p.workers)
 	for i := range p.runs {
@@ -169,6 +170,19 @@ func (s *search[W]) runParallel() {
 	}
 	if !s.stop {
 		s.finish(Passed, "")
+	}
+}
+
+// releaseShards frees the shards' tables where they were mapped outside
+// the Go heap (see table): the search is over.
+func (p *parallel[W]) releaseShards() {
+	for i := range p.shards {
+		switch sh := &p.shards[i]; {
+		case sh.pairs != nil:
+			sh.pairs.release()
+		case sh.prints != nil:
+			sh.prints.release()
+		}
 	}
 }
 

@@ -97,6 +97,7 @@ type printSet struct {
 	shift uint
 	count int
 	limit int
+	free  func() // the table's release (see table); nil when the collector frees it
 }
 
 func newPrintSet() *printSet {
@@ -105,10 +106,14 @@ func newPrintSet() *printSet {
 	return t
 }
 
-func (t *printSet) alloc(log uint) {
-	t.slots = make([]uint64, 1<<log)
+// alloc makes a new, empty table of 2^log slots, and returns the old
+// one's release, to call once it is copied (see table).
+func (t *printSet) alloc(log uint) (release func()) {
+	release = t.free
+	t.slots, t.free = table[uint64](1 << log)
 	t.shift = 64 - log
 	t.limit = len(t.slots) * setLoadNum / setLoadDen
+	return release
 }
 
 func (t *printSet) touch(h uint64) uint32 { return uint32(t.slots[h>>t.shift]) }
@@ -136,7 +141,7 @@ func (t *printSet) add(h uint64) bool {
 
 func (t *printSet) grow() {
 	old := t.slots
-	t.alloc(64 - t.shift + 1)
+	release := t.alloc(64 - t.shift + 1)
 	mask := uint64(len(t.slots) - 1)
 	for _, h := range old {
 		if h == 0 {
@@ -148,4 +153,11 @@ func (t *printSet) grow() {
 		}
 		t.slots[i] = h
 	}
+	freeTable(release)
+}
+
+// release frees the table, if table mapped it; the set is not used after.
+func (t *printSet) release() {
+	freeTable(t.free)
+	t.slots, t.free = nil, nil
 }
