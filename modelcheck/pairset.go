@@ -11,7 +11,8 @@ type pairSet struct {
 	limit int  // count beyond which the table grows
 	zero  bool // the all-zero world is in the set
 	seed  [4]uint64
-	free  func() // the table's release (see table); nil when the collector frees it
+	free  func()   // the table's release (see table); nil when the collector frees it
+	_     [64]byte // keeps the sets of the parallel search's shards, written at every new world, off each other's cache lines
 }
 
 // pair is a world as its two little-endian words.

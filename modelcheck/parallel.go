@@ -1,7 +1,6 @@
 package modelcheck
 
 import (
-	"sync"
 	"sync/atomic"
 )
 
@@ -30,35 +29,38 @@ import (
 // drops only a later move to the same world: the first stays.
 
 // parallelBatch is how many worlds of a level a batch expands: enough
-// to keep the workers busy, few enough for its moves to fit in memory.
-// Tests make it small, so that batches meet within small levels.
-var parallelBatch = 1 << 14
+// to keep the workers busy between the pool's barriers (see pool), few
+// enough for a batch's moves to stay in a core's cache between its
+// phases. Tests make it small, so that batches meet within small levels.
+var parallelBatch = 1 << 10
 
 // shardsPerWorker spreads the shards over the workers in phase 2.
 const shardsPerWorker = 8
 
-// pmove is a move gathered in phase 1, as phase 3 reads it.
-type pmove[W comparable] struct {
+// pmove is a move gathered in phase 1, in Next's order, as phase 3
+// reads it: where its probe is.
+type pmove struct {
+	from  int32  // the world of the level it is a move of
+	ord   uint32 // its ordinal among that world's moves
+	shard uint32 // its probe is the run's buckets[shard][pos]
+	pos   uint32
+}
+
+// pprobe is a move gathered in phase 1, as phase 2 reads it: in its
+// shard's bucket, so that phase 2 reads a bucket in order, and writes
+// what it found there, so that the workers of phase 2 write apart.
+type pprobe[W comparable] struct {
 	key  W
-	from int32  // the world of the level it is a move of
-	ord  uint32 // its ordinal among that world's moves
+	hash uint64
 	// inv, set in phase 2: -1 when the world was visited already,
 	// otherwise 0, or 1 + the index of the first invariant it breaks.
 	inv int32
 }
 
-// pprobe is a move gathered in phase 1, as phase 2 reads it: in its
-// shard's bucket, so that phase 2 reads a bucket in order.
-type pprobe[W comparable] struct {
-	key  W
-	hash uint64
-	idx  int32 // into the run's moves
-}
-
 // prun is one worker's run of a batch: the worlds [lo, hi) of the level.
 type prun[W comparable] struct {
 	lo, hi  int32
-	moves   []pmove[W]
+	moves   []pmove
 	buckets [][]pprobe[W] // per shard, in order
 	yields  []uint32      // per world of the run, the moves Next yielded
 	// stop is the world whose broken move or owed work ends the run
@@ -74,6 +76,8 @@ type prun[W comparable] struct {
 	from   int32
 	ord    uint32
 	yield  func(string, W)
+
+	_ [128]byte // keeps the runs, which their workers write at every move, off each other's cache lines
 }
 
 // pshard is one shard of the visited set: one of the three kinds.
@@ -114,6 +118,7 @@ type parallel[W comparable] struct {
 	runs    []prun[W]
 	recents []recentSet[W]             // per worker
 	nexts   []func(W, func(string, W)) // per worker: Model.Fork's, or Next
+	pool    *pool
 }
 
 func (s *search[W]) runParallel() {
@@ -134,6 +139,8 @@ func (s *search[W]) runParallel() {
 		}
 	}
 	defer p.releaseShards()
+	p.pool = newPool(p.workers)
+	defer p.pool.stop()
 	p.runs = make([]prun[W], p.workers)
 	p.nexts = make([]func(W, func(string, W)), p.workers)
 	for i := range p.runs {
@@ -189,47 +196,18 @@ func (p *parallel[W]) releaseShards() {
 // batch runs the three phases on the level's worlds [lo, hi).
 func (p *parallel[W]) batch(lo, hi int32) {
 	per := (hi - lo + int32(p.workers) - 1) / int32(p.workers)
-	p.each(p.workers, func(k int) {
+	p.pool.run(func(k int) {
 		r := &p.runs[k]
 		r.lo, r.hi = min(lo+int32(k)*per, hi), min(lo+int32(k+1)*per, hi)
 		p.expand(r, &p.recents[k], p.nexts[k])
 	})
 	var next atomic.Int64
-	p.each(p.workers, func(int) {
+	p.pool.run(func(int) {
 		for sh := int(next.Add(1) - 1); sh < len(p.shards); sh = int(next.Add(1) - 1) {
 			p.probe(sh)
 		}
 	})
 	p.record()
-}
-
-// each runs f(0) … f(n-1) at once and waits for them. A panic in one (a
-// model's Next, an invariant) is raised again in the caller's goroutine,
-// as the sequential search would raise it, once all have returned.
-func (p *parallel[W]) each(n int, f func(k int)) {
-	var wg sync.WaitGroup
-	var once sync.Once
-	var failure any
-	run := func(k int) {
-		defer func() {
-			if v := recover(); v != nil {
-				once.Do(func() { failure = v })
-			}
-		}()
-		f(k)
-	}
-	for k := 1; k < n; k++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			run(k)
-		}()
-	}
-	run(0)
-	wg.Wait()
-	if failure != nil {
-		panic(failure)
-	}
 }
 
 // expand is phase 1 for one run.
@@ -274,8 +252,8 @@ func (r *prun[W]) onMove(label string, to W) {
 		return
 	}
 	sh := h & p.mask
-	r.buckets[sh] = append(r.buckets[sh], pprobe[W]{key: to, hash: h, idx: int32(len(r.moves))})
-	r.moves = append(r.moves, pmove[W]{key: to, from: r.from, ord: o})
+	r.moves = append(r.moves, pmove{from: r.from, ord: o, shard: uint32(sh), pos: uint32(len(r.buckets[sh]))})
+	r.buckets[sh] = append(r.buckets[sh], pprobe[W]{key: to, hash: h})
 }
 
 // probe is phase 2 for one shard: its moves of every run, in order, a
@@ -301,7 +279,7 @@ func (p *parallel[W]) probe(sh int) {
 				if shard.add(&pr.key, pr.hash, &s.hasher) {
 					inv = int32(s.firstBroken(&pr.key))
 				}
-				r.moves[pr.idx].inv = inv
+				pr.inv = inv
 			}
 		}
 	}
@@ -317,10 +295,11 @@ func (p *parallel[W]) record() {
 			yields := r.yields[j-r.lo]
 			for ; next < len(r.moves) && r.moves[next].from == j; next++ {
 				mv := &r.moves[next]
-				if mv.inv < 0 {
+				pr := &r.buckets[mv.shard][mv.pos]
+				if pr.inv < 0 {
 					continue
 				}
-				s.discover(&mv.key, s.level[j].index, mv.ord, int(mv.inv))
+				s.discover(&pr.key, s.level[j].index, mv.ord, int(pr.inv))
 				if s.stop {
 					s.result.Moves += int(mv.ord) + 1
 					return

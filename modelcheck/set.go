@@ -23,7 +23,8 @@ type worldSet[W comparable] struct {
 	slots []worldSlot[W]
 	shift uint // 64 - log2(len(slots)): a hash's home slot is h >> shift
 	count int
-	limit int // count beyond which the table grows
+	limit int      // count beyond which the table grows
+	_     [64]byte // see pairSet
 }
 
 type worldSlot[W comparable] struct {
@@ -97,7 +98,8 @@ type printSet struct {
 	shift uint
 	count int
 	limit int
-	free  func() // the table's release (see table); nil when the collector frees it
+	free  func()   // the table's release (see table); nil when the collector frees it
+	_     [64]byte // see pairSet
 }
 
 func newPrintSet() *printSet {
