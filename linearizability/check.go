@@ -178,16 +178,6 @@ func failingSegment(p *partition, i int) partition {
 	return partition{id: p.id, evs: evs, ops: framed(sg.ops, p.frame, sg.starts[0], nil), frame: p.frame, starts: sg.starts}
 }
 
-// opsOf returns the partitions' operations, as porcupine's Partition
-// returns them.
-func opsOf(parts []partition) [][]porcupine.Operation {
-	out := make([][]porcupine.Operation, len(parts))
-	for i, p := range parts {
-		out[i] = p.ops
-	}
-	return out
-}
-
 // partitions splits events by object, in key order. A crash with no key
 // joins every lock's and fence's history (it frees whichever its process
 // held);
