@@ -18,7 +18,15 @@
 // With Options.Workers above one, the search expands each level in
 // parallel and probes a visited set split into shards by hash, each shard
 // in the order the sequential search would probe it (parallel.go): it
-// finds the same states, moves, depth, verdict and trace.
+// finds the same states, moves, depth, verdict and trace. Its workers
+// live for the search and wait between phases by spinning a while before
+// they park (pool.go).
+//
+// On linux a visited-set table of 8 MiB or more is mapped outside the Go
+// heap with transparent huge pages asked for (table_linux.go): a probe of
+// a table far larger than the caches would otherwise miss the TLB as
+// well. The table is freed when it grows and when Check returns; such
+// memory is not counted by runtime.MemStats or limited by GOMEMLIMIT.
 //
 // A search that stops at a limit (states or time) says Incomplete, never
 // Passed. A world that has no moves but still owes work (the model's Owes
