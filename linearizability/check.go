@@ -116,7 +116,7 @@ func Check(h History, timeout time.Duration) Report {
 	verdicts, failed := make([]Verdict, len(parts)), make([]int, len(parts))
 	m := model(h.Local)
 	parallel(len(parts), func(i int) {
-		verdicts[i], failed[i] = chain(m, parts[i].segs, parts[i].frame, deadline)
+		verdicts[i], failed[i] = chain(m, h.Local, parts[i].segs, parts[i].frame, deadline)
 		parts[i].linearized = verdicts[i] == Linearizable
 	})
 	var fails []partition
@@ -175,7 +175,7 @@ func failingSegment(p *partition, i int) partition {
 			evs = append(evs, e)
 		}
 	}
-	return partition{id: p.id, evs: evs, ops: framed(sg.ops, p.frame, sg.starts[0], nil), frame: p.frame, starts: sg.starts}
+	return partition{id: p.id, evs: evs, ops: framed(sg.ops, p.frame, sg.starts[:1], nil), frame: p.frame, starts: sg.starts}
 }
 
 // partitions splits events by object, in key order. A crash with no key

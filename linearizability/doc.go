@@ -32,8 +32,12 @@
 // checked one after another, each from every state the one before can
 // leave (see chain in segment.go): porcupine's memory and time grow with
 // the square of the history it is given, so an hour's campaign checks as
-// sixty minutes' would, not as one long history. Every object is checked
-// to its end or its first failing segment (Report.Failing).
+// sixty minutes' would, not as one long history, as long as outcomes that
+// are known keep narrowing the possible states. (k acquisitions of
+// unknown outcome in a row on one key, with no known one between them,
+// leave k + 1 possible generations, and cost about k² steps however the
+// history is cut.) Every object is checked to its end or its first
+// failing segment (Report.Failing).
 //
 // The lease of a key is a record (generation, held or released) and the
 // last accepted fenced write, initially generation 0, released, "":
@@ -90,8 +94,8 @@
 // Report.ShortestFailing prints the shortest failing segment's history,
 // with the states it was checked from, and Report.WriteHTML writes
 // porcupine's visualisation: of that segment after a violation, of every
-// segment otherwise, each from the state a linearization of the whole
-// object leaves it in.
+// segment otherwise, each from start states that lead on to the end of
+// its object.
 //
 // Check never runs without a timeout (porcupine is exponential in the
 // worst case, and unpartitioned histories grow quadratically in memory).

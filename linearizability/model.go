@@ -3,6 +3,7 @@ package linearizability
 import (
 	"fmt"
 	"hash/maphash"
+	"strings"
 
 	"github.com/anishathalye/porcupine"
 )
@@ -152,7 +153,11 @@ func model(bounded bool) porcupine.Model {
 	describeOp := func(in, _ any) string {
 		switch op := in.(type) {
 		case *opening:
-			return "from " + op.start.String()
+			from := make([]string, len(op.starts))
+			for i, s := range op.starts {
+				from[i] = s.String()
+			}
+			return "from " + strings.Join(from, ", or ")
 		case *closing:
 			return "end of segment"
 		}
@@ -166,7 +171,7 @@ func model(bounded bool) porcupine.Model {
 			Step: func(s, in, _ any) (bool, any) {
 				switch op := in.(type) {
 				case *opening:
-					return true, op.start
+					return true, op.starts[0] // chain gives this model one at a time
 				case *closing:
 					op.ends[s.(state)] = struct{}{}
 					return false, s
@@ -184,7 +189,11 @@ func model(bounded bool) porcupine.Model {
 		Step: func(s, in, _ any) []any {
 			switch op := in.(type) {
 			case *opening:
-				return []any{op.start}
+				out := make([]any, len(op.starts))
+				for i, s := range op.starts {
+					out[i] = s
+				}
+				return out
 			case *closing:
 				op.ends[s.(state)] = struct{}{}
 				return nil

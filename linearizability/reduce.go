@@ -139,6 +139,11 @@ func reduce(evs []*Event, clients map[int]int, b bounds) []porcupine.Operation {
 type proofs struct {
 	levels   []uint64 // ascending
 	earliest []int64  // earliest[i]: the earliest return of a level >= levels[i]
+	// top is the earliest return of a release with the largest token,
+	// whose level (the token plus one) a uint64 cannot hold: it proves
+	// the record past every generation, the largest too.
+	top    int64
+	hasTop bool
 }
 
 func proofsOf(evs []*Event) proofs {
@@ -147,6 +152,7 @@ func proofsOf(evs []*Event) proofs {
 		ret   int64
 	}
 	var ps []proof
+	var p proofs
 	for _, d := range evs {
 		if d.Uncertain() || d.Output.Status != OK {
 			continue
@@ -157,11 +163,15 @@ func proofsOf(evs []*Event) proofs {
 		case Write:
 			ps = append(ps, proof{d.Input.Token, d.Return})
 		case Release:
+			if d.Input.Token == math.MaxUint64 {
+				p.noteTop(d.Return)
+				continue
+			}
 			ps = append(ps, proof{d.Input.Token + 1, d.Return})
 		}
 	}
 	slices.SortFunc(ps, func(a, b proof) int { return cmp.Compare(a.level, b.level) })
-	p := proofs{levels: make([]uint64, len(ps)), earliest: make([]int64, len(ps))}
+	p.levels, p.earliest = make([]uint64, len(ps)), make([]int64, len(ps))
 	for i := len(ps) - 1; i >= 0; i-- {
 		p.levels[i], p.earliest[i] = ps[i].level, ps[i].ret
 		if i+1 < len(ps) {
@@ -174,11 +184,21 @@ func proofsOf(evs []*Event) proofs {
 // movedPast returns the earliest return of an operation that proves the
 // record past generation t held, and whether there is one.
 func (p proofs) movedPast(t uint64) (int64, bool) {
-	i, _ := slices.BinarySearch(p.levels, t+1) // the first level above t
-	if i == len(p.levels) {
-		return 0, false
+	ret, found := p.top, p.hasTop
+	if t < math.MaxUint64 {
+		if i, _ := slices.BinarySearch(p.levels, t+1); i < len(p.levels) { // the first level above t
+			if !found || p.earliest[i] < ret {
+				ret, found = p.earliest[i], true
+			}
+		}
 	}
-	return p.earliest[i], true
+	return ret, found
+}
+
+func (p *proofs) noteTop(ret int64) {
+	if !p.hasTop || ret < p.top {
+		p.top, p.hasTop = ret, true
+	}
 }
 
 // contendedRefusals returns the refused lock attempts of evs during which

@@ -161,7 +161,8 @@ func TestReduceManyUnknownAcquisitions(t *testing.T) {
 }
 
 // TestProofsMatchAScan: the sorted proofs answer as a scan of every
-// event does, on random histories.
+// event does, on random histories, the largest token and generation
+// among their values.
 func TestProofsMatchAScan(t *testing.T) {
 	scan := func(evs []*Event, t uint64) (int64, bool) {
 		var b int64
@@ -185,11 +186,12 @@ func TestProofsMatchAScan(t *testing.T) {
 		var evs []*Event
 		for range rng.IntN(20) {
 			evs = append(evs, &Event{Kind: kinds[rng.IntN(len(kinds))], Return: rng.Int64N(100),
-				Input:  Input{Token: rng.Uint64N(6)},
-				Output: Output{Status: statuses[rng.IntN(len(statuses))], Gen: rng.Uint64N(6)}})
+				Input:  Input{Token: edgy(rng.Uint64N(7))},
+				Output: Output{Status: statuses[rng.IntN(len(statuses))], Gen: edgy(rng.Uint64N(7))}})
 		}
 		p := proofsOf(evs)
 		for g := range uint64(8) {
+			g = edgy(g)
 			wantAt, want := scan(evs, g)
 			gotAt, got := p.movedPast(g)
 			if got != want || got && gotAt != wantAt {
@@ -197,4 +199,12 @@ func TestProofsMatchAScan(t *testing.T) {
 			}
 		}
 	}
+}
+
+// edgy maps 6 and 7 to the largest uint64 and the one below it.
+func edgy(v uint64) uint64 {
+	if v >= 6 {
+		return math.MaxUint64 - (v - 6)
+	}
+	return v
 }

@@ -32,8 +32,9 @@ func (r Report) WriteHTML(path string) error {
 }
 
 // segmentOps returns every object's segments, each after an opening to
-// the state one linearization of the whole object leaves it in, where the
-// check found one; otherwise each object's whole history.
+// start states it was found linearizable from that lead on to the end of
+// the object (see linearization), where the check got there; otherwise
+// each object's whole history.
 func (r Report) segmentOps() [][]porcupine.Operation {
 	var out [][]porcupine.Operation
 	for _, p := range r.parts {
@@ -41,8 +42,8 @@ func (r Report) segmentOps() [][]porcupine.Operation {
 			out = append(out, p.ops) // not checked to its end
 			continue
 		}
-		for i, s := range linearization(p.segs) {
-			out = append(out, framed(p.segs[i].ops, p.frame, s, nil))
+		for i, group := range linearization(p.segs) {
+			out = append(out, framed(p.segs[i].ops, p.frame, group, nil))
 		}
 	}
 	return out

@@ -25,7 +25,9 @@ import (
 // leave in turn:
 //
 //   - porcupine checks the segment after an opening operation, which takes
-//     the initial state to the start state, and before a closing
+//     the initial state to the start states (all of them at once in a
+//     Local history's model, which checks sets of states; one at a time
+//     otherwise), and before a closing
 //     operation, called after the segment's last return and so linearized
 //     only after all of its operations, which notes the state it is tried
 //     in and refuses. porcupine then tries every linearization of the
@@ -47,12 +49,13 @@ var minSegment = 64
 type segment struct {
 	ops    []porcupine.Operation // in call order
 	starts []state               // the states it is checked from
-	// via maps each state the segment can leave to a start state it
-	// leaves it from; unset for the last segment.
-	via map[state]state
-	// from is, for the last segment, a start state it is linearizable
+	// via maps each state the segment can leave to the start states it
+	// was checked from when it left it (see chain); unset for the last
+	// segment.
+	via map[state][]state
+	// from is, for the last segment, start states it is linearizable
 	// from.
-	from state
+	from []state
 }
 
 // cut splits an object's operations into segments at moments no
@@ -63,8 +66,9 @@ func cut(ops []porcupine.Operation) []segment {
 	slices.SortStableFunc(ops, func(a, b porcupine.Operation) int { return cmp.Compare(a.Call, b.Call) })
 	var segs []segment
 	start, lastReturn := 0, int64(math.MinInt64) // the latest return before ops[i]
+	least := max(minSegment, 1)
 	for i, op := range ops {
-		if i-start >= minSegment && lastReturn < op.Call {
+		if i-start >= least && lastReturn < op.Call {
 			segs = append(segs, segment{ops: ops[start:i:i]})
 			start = i
 		}
@@ -77,24 +81,25 @@ func cut(ops []porcupine.Operation) []segment {
 }
 
 // opening is the input of the operation that takes the initial state to
-// a segment's start state.
-type opening struct{ start state }
+// a segment's start states: one of them, or (in a Local history's model,
+// which checks sets of states) all of them.
+type opening struct{ starts []state }
 
 // closing is the input of the operation after a segment: its step notes
 // the state and refuses.
 type closing struct{ ends map[state]struct{} }
 
-// framed returns a segment's operations after an opening to start, and,
+// framed returns a segment's operations after an opening to starts, and,
 // when ends is not nil, before a closing that notes in ends the states it
 // is tried in, both of client client. The opening ends before the first
 // call; the closing is called after the last return.
-func framed(ops []porcupine.Operation, client int, start state, ends map[state]struct{}) []porcupine.Operation {
+func framed(ops []porcupine.Operation, client int, starts []state, ends map[state]struct{}) []porcupine.Operation {
 	first, last := ops[0].Call, ops[0].Return
 	for _, op := range ops {
 		last = max(last, op.Return)
 	}
 	out := make([]porcupine.Operation, 0, len(ops)+2)
-	out = append(out, porcupine.Operation{ClientId: client, Input: &opening{start}, Call: first - 2, Return: first - 1})
+	out = append(out, porcupine.Operation{ClientId: client, Input: &opening{starts}, Call: first - 2, Return: first - 1})
 	out = append(out, ops...)
 	if ends != nil {
 		out = append(out, porcupine.Operation{ClientId: client, Input: &closing{ends}, Call: last + 1, Return: last + 2})
@@ -104,26 +109,28 @@ func framed(ops []porcupine.Operation, client int, start state, ends map[state]s
 
 // chain checks an object's segments in order, each from the states the
 // one before can leave, until the deadline. It returns the verdict and,
-// after a violation, the index of the segment that failed.
-func chain(m porcupine.Model, segs []segment, client int, deadline time.Time) (Verdict, int) {
+// after a violation, the index of the segment that failed. A Local
+// history's model checks sets of states: it takes all of a segment's
+// start states at once; the other model one at a time.
+func chain(m porcupine.Model, local bool, segs []segment, client int, deadline time.Time) (Verdict, int) {
 	starts := []state{{}}
 	for i := range segs {
 		sg := &segs[i]
 		sg.starts = starts
 		last := i == len(segs)-1
 		if !last {
-			sg.via = map[state]state{}
+			sg.via = map[state][]state{}
 		}
 		var next []state
-		for _, s := range starts {
+		for _, group := range startGroups(starts, local) {
 			left := time.Until(deadline)
 			if left <= 0 {
 				return Inconclusive, i
 			}
 			if last {
-				switch porcupine.CheckOperationsTimeout(m, framed(sg.ops, client, s, nil), left) {
+				switch porcupine.CheckOperationsTimeout(m, framed(sg.ops, client, group, nil), left) {
 				case porcupine.Ok:
-					sg.from = s
+					sg.from = group
 					return Linearizable, i
 				case porcupine.Unknown:
 					return Inconclusive, i
@@ -131,12 +138,12 @@ func chain(m porcupine.Model, segs []segment, client int, deadline time.Time) (V
 				continue
 			}
 			ends := map[state]struct{}{}
-			if porcupine.CheckOperationsTimeout(m, framed(sg.ops, client, s, ends), left) == porcupine.Unknown {
+			if porcupine.CheckOperationsTimeout(m, framed(sg.ops, client, group, ends), left) == porcupine.Unknown {
 				return Inconclusive, i
 			}
 			for e := range ends {
 				if _, seen := sg.via[e]; !seen {
-					sg.via[e] = s
+					sg.via[e] = group
 					next = append(next, e)
 				}
 			}
@@ -151,6 +158,20 @@ func chain(m porcupine.Model, segs []segment, client int, deadline time.Time) (V
 		return Linearizable, 0
 	}
 	return Violation, len(segs) - 1
+}
+
+// startGroups splits a segment's start states into the groups it is
+// checked from: all together where the model checks sets of states, one
+// by one where it does not.
+func startGroups(starts []state, local bool) [][]state {
+	if local {
+		return [][]state{starts}
+	}
+	groups := make([][]state, len(starts))
+	for i := range starts {
+		groups[i] = starts[i : i+1 : i+1]
+	}
+	return groups
 }
 
 // compareStates orders states, so that the order segments are tried from
@@ -170,20 +191,20 @@ func compareBool(a, b bool) int {
 	return -1
 }
 
-// linearization returns, for each segment of a linearizable chain, the
-// start state of one linearization of the whole history: the last
-// segment's, then back through the states each segment's start was left
-// by.
-func linearization(segs []segment) []state {
-	out := make([]state, len(segs))
+// linearization returns, for each segment of a linearizable chain, start
+// states it was found linearizable from, one of which leads on to the
+// end: the last segment's, then back through the start states each
+// segment left them from.
+func linearization(segs []segment) [][]state {
+	out := make([][]state, len(segs))
 	if len(segs) == 0 {
 		return out
 	}
-	s := segs[len(segs)-1].from
+	group := segs[len(segs)-1].from
 	for i := len(segs) - 1; i >= 0; i-- {
-		out[i] = s
+		out[i] = group
 		if i > 0 {
-			s = segs[i-1].via[s]
+			group = segs[i-1].via[group[0]]
 		}
 	}
 	return out

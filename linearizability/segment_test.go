@@ -49,6 +49,7 @@ func TestCutOnlyWhereNothingSpans(t *testing.T) {
 		{"open end", ops([2]int64{0, 1}, [2]int64{2, math.MaxInt64}, [2]int64{4, 5}, [2]int64{6, 7}), 1, []int{1, 3}},
 		{"call order", ops([2]int64{4, 5}, [2]int64{0, 1}), 1, []int{1, 1}},
 		{"none", nil, 1, nil},
+		{"no minimum", ops([2]int64{0, 1}, [2]int64{2, 3}), 0, []int{1, 1}},
 	} {
 		minSegment = tt.min
 		if got := sizes(cut(tt.ops)); !slices.Equal(got, tt.want) {
