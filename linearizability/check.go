@@ -165,10 +165,7 @@ func parallel(n int, f func(i int)) {
 // its operations after an opening to the first of its start states.
 func failingSegment(p *partition, i int) partition {
 	sg := &p.segs[i]
-	first, last := sg.ops[0].Call, sg.ops[0].Return
-	for _, op := range sg.ops {
-		last = max(last, op.Return)
-	}
+	first, last := span(sg.ops)
 	var evs []*Event
 	for _, e := range p.evs {
 		if e.Call >= first && e.Call <= last {

@@ -153,11 +153,7 @@ func model(bounded bool) porcupine.Model {
 	describeOp := func(in, _ any) string {
 		switch op := in.(type) {
 		case *opening:
-			from := make([]string, len(op.starts))
-			for i, s := range op.starts {
-				from[i] = s.String()
-			}
-			return "from " + strings.Join(from, ", or ")
+			return "from " + describeStates(op.starts)
 		case *closing:
 			return "end of segment"
 		}
@@ -224,6 +220,15 @@ func stateHash(s any) uint64 {
 	h.SetSeed(hashSeed)
 	maphash.WriteComparable(&h, st)
 	return h.Sum64()
+}
+
+// describeStates describes states as alternatives: "A, or B".
+func describeStates(states []state) string {
+	out := make([]string, len(states))
+	for i, s := range states {
+		out[i] = s.String()
+	}
+	return strings.Join(out, ", or ")
 }
 
 // String describes a state for the visualisation.

@@ -81,11 +81,7 @@ func (r Report) ShortestFailing() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s: %d operations, not linearizable", r.failing.id, len(evs))
 	if starts := r.failing.starts; len(starts) > 1 || len(starts) == 1 && starts[0] != (state{}) {
-		from := make([]string, len(starts))
-		for i, s := range starts {
-			from[i] = s.String()
-		}
-		fmt.Fprintf(&b, " from %s (what the operations before them can leave)", strings.Join(from, ", or "))
+		fmt.Fprintf(&b, " from %s (what the operations before them can leave)", describeStates(starts))
 	}
 	b.WriteString("\n")
 	start := evs[0].Call

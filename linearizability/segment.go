@@ -94,10 +94,7 @@ type closing struct{ ends map[state]struct{} }
 // is tried in, both of client client. The opening ends before the first
 // call; the closing is called after the last return.
 func framed(ops []porcupine.Operation, client int, starts []state, ends map[state]struct{}) []porcupine.Operation {
-	first, last := ops[0].Call, ops[0].Return
-	for _, op := range ops {
-		last = max(last, op.Return)
-	}
+	first, last := span(ops)
 	out := make([]porcupine.Operation, 0, len(ops)+2)
 	out = append(out, porcupine.Operation{ClientId: client, Input: &opening{starts}, Call: first - 2, Return: first - 1})
 	out = append(out, ops...)
@@ -105,6 +102,16 @@ func framed(ops []porcupine.Operation, client int, starts []state, ends map[stat
 		out = append(out, porcupine.Operation{ClientId: client, Input: &closing{ends}, Call: last + 1, Return: last + 2})
 	}
 	return out
+}
+
+// span returns the first call and the last return of a segment's
+// operations, which are in call order.
+func span(ops []porcupine.Operation) (first, last int64) {
+	first, last = ops[0].Call, ops[0].Return
+	for _, op := range ops {
+		last = max(last, op.Return)
+	}
+	return first, last
 }
 
 // chain checks an object's segments in order, each from the states the

@@ -47,12 +47,8 @@ func Check[W comparable](m Model[W], opts Options) Result[W] {
 // releaseSet frees the visited set's table where it was mapped outside
 // the Go heap (see table): the search is over.
 func (s *search[W]) releaseSet() {
-	switch {
-	case s.pairs != nil:
-		s.pairs.release()
-	case s.prints != nil:
-		s.prints.release()
-	}
+	s.pairs.release()
+	s.prints.release()
 }
 
 type search[W comparable] struct {

@@ -88,7 +88,11 @@ func (t *pairSet) grow() {
 }
 
 // release frees the table, if table mapped it; the set is not used after.
+// A nil set has nothing to free.
 func (t *pairSet) release() {
+	if t == nil {
+		return
+	}
 	freeTable(t.free)
 	t.slots, t.free = nil, nil
 }

@@ -184,12 +184,8 @@ func (s *search[W]) runParallel() {
 // the Go heap (see table): the search is over.
 func (p *parallel[W]) releaseShards() {
 	for i := range p.shards {
-		switch sh := &p.shards[i]; {
-		case sh.pairs != nil:
-			sh.pairs.release()
-		case sh.prints != nil:
-			sh.prints.release()
-		}
+		p.shards[i].pairs.release()
+		p.shards[i].prints.release()
 	}
 }
 
