@@ -37,52 +37,66 @@ func runCheck(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	if reportAll(stderr, "collab check", nonNegative("timeout", *timeout, "no limit"), nonNegative("max-states", *maxStates, "no limit"), workersErr) {
 		return 2
 	}
-	opts := modelcheck.Options{Timeout: *timeout, MaxStates: *maxStates, Fingerprint: *fingerprint, Workers: *workers}
+	c := &checker{stdout: stdout, stderr: stderr, larger: *larger,
+		opts: modelcheck.Options{Timeout: *timeout, MaxStates: *maxStates, Fingerprint: *fingerprint, Workers: *workers}}
 	if *progress {
-		opts.Progress = stderr
-	}
-	status := 0
-	show := func(rep worldmodel.CheckReport, err error) {
-		if err != nil {
-			fmt.Fprintf(stderr, "collab check: %v\n", err)
-			status = 1
-			return
-		}
-		fmt.Fprintln(stdout, rep.Summary)
-		if rep.Verdict != modelcheck.Passed {
-			fmt.Fprint(stdout, rep.Trace)
-			status = 1
-		}
-	}
-	check := func(p policy.Policy) {
-		if !*larger {
-			show(worldmodel.CheckPolicy(p, opts))
-			return
-		}
-		reps, err := worldmodel.CheckPolicyLarger(p, opts)
-		for _, rep := range reps {
-			show(rep, nil)
-		}
-		if err != nil {
-			show(worldmodel.CheckReport{}, err)
-		}
+		c.opts.Progress = stderr
 	}
 	if fs.NArg() == 0 {
 		for _, p := range []policy.Policy{fsm.TurnPolicy, fsm.LanePolicy, fsm.LeasePolicy} {
-			check(p)
+			c.check(p)
 		}
-		return status
+		return c.status
 	}
 	for _, path := range fs.Args() {
 		src, err := os.ReadFile(path)
 		if err == nil {
 			var p policy.Policy
 			if p, err = worldmodel.SpecPolicy(path, src); err == nil {
-				check(p)
+				c.check(p)
 				continue
 			}
 		}
-		show(worldmodel.CheckReport{}, err)
+		c.show(worldmodel.CheckReport{}, err)
 	}
-	return status
+	return c.status
+}
+
+// checker checks policies and prints their verdicts; status becomes 1 at
+// the first policy that does not pass or cannot be checked.
+type checker struct {
+	stdout, stderr io.Writer
+	opts           modelcheck.Options
+	larger         bool
+	status         int
+}
+
+// check checks p at the default bounds, or beyond them with --larger.
+func (c *checker) check(p policy.Policy) {
+	if !c.larger {
+		c.show(worldmodel.CheckPolicy(p, c.opts))
+		return
+	}
+	reps, err := worldmodel.CheckPolicyLarger(p, c.opts)
+	for _, rep := range reps {
+		c.show(rep, nil)
+	}
+	if err != nil {
+		c.show(worldmodel.CheckReport{}, err)
+	}
+}
+
+// show prints a verdict, with its trace when it is not Passed, or the
+// error that kept a policy from being checked.
+func (c *checker) show(rep worldmodel.CheckReport, err error) {
+	if err != nil {
+		fmt.Fprintf(c.stderr, "collab check: %v\n", err)
+		c.status = 1
+		return
+	}
+	fmt.Fprintln(c.stdout, rep.Summary)
+	if rep.Verdict != modelcheck.Passed {
+		fmt.Fprint(c.stdout, rep.Trace)
+		c.status = 1
+	}
 }

@@ -178,12 +178,7 @@ func runLeaseRun(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if err := store.ValidateKey(*key); err != nil {
 		keyErr = fmt.Errorf("--key: %w", err)
 	}
-	graceErr := nonNegative("grace", *grace, "SIGKILL at once")
-	if !flagSet(fs, "grace") {
-		*grace = min(*grace, max(*ttl-2**heartbeat, 0))
-	} else if room := *ttl - 2**heartbeat; graceErr == nil && *grace > room {
-		graceErr = fmt.Errorf("--grace: is %v; the command must stop before a successor may take over, so it must leave two heartbeats in the TTL: at most %v", *grace, max(room, 0))
-	}
+	graceErr := leaseGrace(grace, flagSet(fs, "grace"), *ttl, *heartbeat)
 	cfg := lease.Config{TTL: *ttl, Heartbeat: *heartbeat, LossMargin: *grace, Repository: lease.NewMemoryRepository(), Platform: host()}
 	cfgErr := error(nil)
 	if graceErr == nil {
@@ -217,6 +212,24 @@ func runLeaseRun(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return exitLeaseLost
 	}
 	return status
+}
+
+// leaseGrace checks --grace, which must leave two heartbeats in the TTL
+// so that the command has stopped before a successor may take over, or,
+// when it was not given, lowers its default to fit.
+func leaseGrace(grace *time.Duration, given bool, ttl, heartbeat time.Duration) error {
+	room := ttl - 2*heartbeat
+	if !given {
+		*grace = min(*grace, max(room, 0))
+		return nil
+	}
+	if err := nonNegative("grace", *grace, "SIGKILL at once"); err != nil {
+		return err
+	}
+	if *grace > room {
+		return fmt.Errorf("--grace: is %v; the command must stop before a successor may take over, so it must leave two heartbeats in the TTL: at most %v", *grace, max(room, 0))
+	}
+	return nil
 }
 
 // acquireLease acquires key; with wait it waits for the holder (see
