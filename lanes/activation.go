@@ -13,15 +13,14 @@ import (
 // activation is the running activation of a lane, kept in the lane itself
 // so that starting one allocates no more than its context.
 type activation struct {
-	ctx      context.Context
-	cancel   context.CancelCauseFunc // nil while no activation holds a slot
-	seq      uint64                  // activations started in the lane struct so far: names this one
-	ended    chan struct{}           // made when Cancel waits; closed once the lane has stepped past it
-	returned bool                    // Activate has returned
+	ctx      *activationContext // nil while no activation holds a slot
+	seq      uint64             // activations started in the lane struct so far: names this one
+	ended    chan struct{}      // made when Cancel waits; closed once the lane has stepped past it
+	returned bool               // Activate has returned
 }
 
 // held says whether an activation holds the lane's slot.
-func (a *activation) held() bool { return a.cancel != nil }
+func (a *activation) held() bool { return a.ctx != nil }
 
 // endedLocked returns the channel closed when the activation ends.
 func (a *activation) endedLocked() chan struct{} {
@@ -34,15 +33,7 @@ func (a *activation) endedLocked() chan struct{} {
 // startLocked takes a slot for an activation of ln; fx gets it a
 // goroutine once the lock is released.
 func (l *Lanes[K]) startLocked(ln *lane[K], fx *effects[K]) {
-	run := l.spare
-	if run.held() {
-		l.spare = activation{}
-		l.hasSpare.Store(false)
-	} else {
-		run.ctx, run.cancel = context.WithCancelCause(l.base)
-	}
-	run.seq = ln.run.seq + 1
-	ln.run = run
+	ln.run = activation{ctx: newActivationContext(l.base), seq: ln.run.seq + 1}
 	l.running++
 	l.activations.Add(1)
 	fx.starts.push(ln)
@@ -67,7 +58,7 @@ func (l *Lanes[K]) runActivation(ln *lane[K]) (next *lane[K]) {
 	defer l.activations.Done()
 	// Nothing else writes these while the activation runs: its own end
 	// step clears them.
-	key, ctx, cancel, seq := ln.key, ln.run.ctx, ln.run.cancel, ln.run.seq
+	key, ctx, seq := ln.key, ln.run.ctx, ln.run.seq
 	if l.cfg.TurnTimeout > 0 {
 		timer := l.cfg.Clock.AfterFunc(l.cfg.TurnTimeout, func() { l.timeout(ln, seq) })
 		defer timer.Stop()
@@ -102,7 +93,7 @@ func (l *Lanes[K]) runActivation(ln *lane[K]) (next *lane[K]) {
 			}
 			exit = Failed{Err: failure, Stack: debug.Stack()}
 		}
-		cancel(context.Canceled) // release the context's resources
+		ctx.cancel(context.Canceled) // the activation is over
 		l.cfg.Hooks.ended(key, l.hookTime()-began, exit)
 		next = l.finish(ln, seq, exit, goexit)
 	}()
@@ -126,18 +117,7 @@ func (l *Lanes[K]) finish(ln *lane[K], seq uint64, exit Exit, dying bool) (next 
 	returned := false
 	defer func() {
 		var fx effects[K]
-		// The end of an activation often starts the next: make its
-		// context before taking the lock, which every wake and end
-		// contends for.
-		var spare activation
-		if !l.hasSpare.Load() {
-			spare.ctx, spare.cancel = context.WithCancelCause(l.base)
-		}
 		l.mu.Lock()
-		if spare.held() && !l.spare.held() && !l.closed {
-			l.spare, spare = spare, activation{}
-			l.hasSpare.Store(true)
-		}
 		if monitoring {
 			l.endingLocked(ln, seq)
 		}
@@ -145,9 +125,6 @@ func (l *Lanes[K]) finish(ln *lane[K], seq uint64, exit Exit, dying bool) (next 
 		ended := ln.run.ended
 		l.stepLocked(ln, policy.LaneActivationEnded, &fx)
 		l.mu.Unlock()
-		if spare.held() {
-			spare.cancel(context.Canceled) // another end made one first
-		}
 		if ended != nil {
 			close(ended)
 		}
@@ -183,11 +160,11 @@ func (l *Lanes[K]) timeout(ln *lane[K], seq uint64) {
 
 // classify: nil is success even if an interruption came late; an error
 // that is the interruption's own is Interrupted; any other is Failed.
-func classify(ctx context.Context, err error) Exit {
+func classify(ctx *activationContext, err error) Exit {
 	if err == nil {
 		return Succeeded{}
 	}
-	if cause := context.Cause(ctx); cause != nil && (errors.Is(err, context.Canceled) || errors.Is(err, cause)) {
+	if cause := ctx.cancelCause(); cause != nil && (errors.Is(err, context.Canceled) || errors.Is(err, cause)) {
 		return Interrupted{Started: true, Cause: cause}
 	}
 	return Failed{Err: err}

@@ -36,6 +36,14 @@
 // and waits for them; cancelling the ctx given to New closes the lanes too.
 // Activations run with that ctx's values, not its cancellation.
 //
+// An activation's context is done once the activation has returned, with
+// context.Canceled as its cause, as a request's context is once its
+// handler has returned. It costs one small allocation: the standard
+// library's cancellable context behind it is made only when the activation
+// asks for its Done channel, or for a value New's ctx lacks (which is how
+// context.Cause and contexts derived from it find it). An activation that
+// reads only Err and the values pays for no channel (context.go).
+//
 // Nothing is persisted: lanes live in one process. A key's entry is
 // deleted when it goes idle, so memory does not grow with the number of
 // keys ever woken (a few dozen idle entries are kept for reuse).

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"math/bits"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/rivus/collab/fsm"
@@ -57,13 +56,7 @@ type Lanes[K comparable] struct {
 	pending  effects[K] // what the step under way asks for; see stepLocked
 	// free holds forgotten lanes for reuse, at most maxFreeLanes: a key
 	// that goes idle and a key woken anew then cost no allocation.
-	free []*lane[K]
-	// spare is a context made for an activation outside the lock (see
-	// finish), never given to anyone yet; hasSpare mirrors whether it is
-	// set, for reading without the lock.
-	spare    activation
-	hasSpare atomic.Bool
-
+	free        []*lane[K]
 	mon         laneMonitor // the contract monitor's notes (monitored builds)
 	activations sync.WaitGroup
 	closeOnce   sync.Once
@@ -173,10 +166,6 @@ func (l *Lanes[K]) Close() error {
 		l.mu.Lock()
 		l.stopCtx()
 		l.closed = true
-		if l.spare.held() {
-			l.spare.cancel(ErrClosed)
-			l.spare = activation{}
-		}
 		// Waiting lanes first, in queue order, so that their dropped
 		// wakes are reported in the order they were made.
 		lanes := make([]*lane[K], 0, len(l.lanes))

@@ -26,9 +26,9 @@ func monitorPanic(f func()) (msg string) {
 func TestMonitorNamesEachBrokenDuty(t *testing.T) {
 	l := newLanes(t, Config[string]{MaxConcurrent: 1,
 		Activate: func(context.Context, string) error { return nil }})
-	held := func() context.CancelCauseFunc { return func(error) {} }
+	held := func() *activationContext { return newActivationContext(context.Background()) }
 	const run, other = 1, 2
-	a := &lane[string]{key: "a", run: activation{cancel: held(), seq: run}}
+	a := &lane[string]{key: "a", run: activation{ctx: held(), seq: run}}
 	for _, tt := range []struct {
 		name string
 		f    func()
@@ -40,7 +40,7 @@ func TestMonitorNamesEachBrokenDuty(t *testing.T) {
 			l.mon = laneMonitor{}
 			l.running = 1
 			l.enterLocked(a, run)
-			l.enterLocked(&lane[string]{key: "b", run: activation{cancel: held(), seq: other}}, other)
+			l.enterLocked(&lane[string]{key: "b", run: activation{ctx: held(), seq: other}}, other)
 		}, "2 activations run with 1 slots in use, of 1"},
 		{"ended by another", func() { l.endingLocked(a, other) }, "no longer its lane's"},
 	} {

@@ -172,7 +172,7 @@ func (b bookkeeping[K]) Interrupt(ln *lane[K], t policy.TriggerID) {
 		b.l.cfg.Hooks.timedOut(ln.key)
 	}
 	if ln.run.held() {
-		ln.run.cancel(interruptCause(t))
+		ln.run.ctx.cancel(interruptCause(t))
 	}
 }
 
