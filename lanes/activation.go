@@ -33,7 +33,7 @@ func (a *activation) endedLocked() chan struct{} {
 // startLocked takes a slot for an activation of ln; fx gets it a
 // goroutine once the lock is released.
 func (l *Lanes[K]) startLocked(ln *lane[K], fx *effects[K]) {
-	ln.run = activation{ctx: newActivationContext(l.base), seq: ln.run.seq + 1}
+	ln.run = activation{ctx: newActivationContext(l.values), seq: ln.run.seq + 1}
 	l.running++
 	l.activations.Add(1)
 	fx.starts.push(ln)

@@ -2,41 +2,39 @@ package lanes
 
 import (
 	"context"
+	"reflect"
 	"sync"
 	"sync/atomic"
 	"time"
 )
 
-// activationContext is the context an activation runs with: a context of
-// the lanes' values, cancelled with a cause when the activation is
-// interrupted, and with context.Canceled when it has returned.
+// activationContext is the context an activation runs with: New's ctx's
+// values without its cancellation or deadline, cancelled with a cause
+// when the activation is interrupted, and with context.Canceled once it
+// has returned.
 //
 // It costs one small allocation. The standard library's cancellable
 // context behind it (inner) is made only when something asks for what
-// needs one: its Done channel, or a value the lanes' context lacks, which
-// is how context.Cause and the contexts derived from it find the
-// cancellable one. An activation that never looks at its context, or only
-// at Err and its values, ends without one.
+// needs one: the Done channel, or the standard library's own lookup of
+// its cancellable context (cancelCtxKey), through which context.Cause
+// and the contexts derived from this one find inner. An activation that
+// reads only Err and values makes none, and a value costs no allocation.
 type activationContext struct {
-	base  context.Context // the lanes' values; never done
-	inner atomic.Pointer[cancellable]
-	done  atomic.Bool // cancelled: Err reads it without the lock
+	values context.Context // New's ctx: asked for values, never for its cancellation
+	made   atomic.Bool     // inner and cancelInner are set, never to change again
+	done   atomic.Bool     // cancelled: Err reads it without the lock
 
-	mu    sync.Mutex // orders making inner against cancelling
-	cause error      // why it was cancelled, once done
+	mu          sync.Mutex // orders making inner against cancelling
+	inner       context.Context
+	cancelInner context.CancelCauseFunc
+	cause       error // why it was cancelled, once done
 }
 
-// cancellable is inner: a context of the standard library and its cancel.
-type cancellable struct {
-	ctx    context.Context
-	cancel context.CancelCauseFunc
+func newActivationContext(values context.Context) *activationContext {
+	return &activationContext{values: values}
 }
 
-func newActivationContext(base context.Context) *activationContext {
-	return &activationContext{base: base}
-}
-
-func (c *activationContext) Deadline() (time.Time, bool) { return c.base.Deadline() }
+func (c *activationContext) Deadline() (time.Time, bool) { return time.Time{}, false }
 
 func (c *activationContext) Done() <-chan struct{} { return c.cancellable().Done() }
 
@@ -51,41 +49,51 @@ func (c *activationContext) Err() error {
 	return context.Canceled
 }
 
-// Value returns the lanes' value for key; for a key they lack, it asks
-// the cancellable context, which answers the standard library's own
-// lookups (context.Cause, and the contexts derived from this one, find
-// their cancellable parent so).
+// Value returns New's ctx's value for key, except for the standard
+// library's lookup of the cancellable context, which inner answers.
 func (c *activationContext) Value(key any) any {
-	if v := c.base.Value(key); v != nil {
-		return v
+	if cancelCtxKey == nil || key == cancelCtxKey {
+		return c.cancellable().Value(key)
 	}
-	return c.cancellable().Value(key)
+	return c.values.Value(key)
 }
 
-func (c *activationContext) String() string { return "lanes activation context" }
+// String names the context as the standard library would have named the
+// cancellable context of New's ctx without its cancellation.
+func (c *activationContext) String() string {
+	name := reflect.TypeOf(c.values).String()
+	if s, ok := c.values.(interface{ String() string }); ok {
+		name = s.String()
+	}
+	return name + ".WithoutCancel.WithCancel"
+}
 
 // cancellable returns inner, making it first if need be, cancelled at
 // once with the cause if the activation was cancelled before.
 func (c *activationContext) cancellable() context.Context {
-	if in := c.inner.Load(); in != nil {
-		return in.ctx
+	if c.made.Load() {
+		return c.inner
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if in := c.inner.Load(); in != nil {
-		return in.ctx
+	if c.made.Load() {
+		return c.inner
 	}
-	ctx, cancel := context.WithCancelCause(c.base)
+	c.inner, c.cancelInner = context.WithCancelCause((*valuesOnly)(c))
 	if c.done.Load() {
-		cancel(c.cause)
+		c.cancelInner(c.cause)
 	}
-	c.inner.Store(&cancellable{ctx, cancel})
-	return ctx
+	c.made.Store(true)
+	return c.inner
 }
 
-// cancel cancels the context with cause, unless it was cancelled before:
-// the first cause stands, as with context.WithCancelCause.
+// cancel cancels the context with cause (nil meaning context.Canceled, as
+// for a context.CancelCauseFunc), unless it was cancelled before: the
+// first cause stands.
 func (c *activationContext) cancel(cause error) {
+	if cause == nil {
+		cause = context.Canceled
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.done.Load() {
@@ -93,15 +101,57 @@ func (c *activationContext) cancel(cause error) {
 	}
 	c.cause = cause
 	c.done.Store(true)
-	if in := c.inner.Load(); in != nil {
-		in.cancel(cause)
+	if c.made.Load() {
+		c.cancelInner(cause)
 	}
 }
 
 // cancelCause returns why the context was cancelled, or nil: what
-// context.Cause returns, without making the cancellable context.
+// context.Cause returns, without making inner.
 func (c *activationContext) cancelCause() error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.cause
+}
+
+// valuesOnly is an activation context as inner's parent: New's ctx's
+// values, never done, and no cancellable context of its own to find, so
+// that inner answers for itself. A conversion of the activation context,
+// it costs no allocation.
+type valuesOnly activationContext
+
+func (*valuesOnly) Deadline() (time.Time, bool) { return time.Time{}, false }
+func (*valuesOnly) Done() <-chan struct{}       { return nil }
+func (*valuesOnly) Err() error                  { return nil }
+
+func (v *valuesOnly) Value(key any) any {
+	if key == cancelCtxKey {
+		return nil
+	}
+	return v.values.Value(key)
+}
+
+// cancelCtxKey is the key through which the standard library finds a
+// context's cancellable context (context.Cause asks a context's Value for
+// it), learnt once from context.Cause itself; nil if Cause no longer asks,
+// and then every lookup goes to inner, which is correct but makes inner.
+var cancelCtxKey = func() any {
+	var p keyProbe
+	_ = context.Cause(&p)
+	return p.key
+}()
+
+// keyProbe records the first key its Value is asked for.
+type keyProbe struct {
+	context.Context // only Err and Value are called
+	key             any
+}
+
+func (*keyProbe) Err() error { return context.Canceled }
+
+func (p *keyProbe) Value(key any) any {
+	if p.key == nil {
+		p.key = key
+	}
+	return nil
 }

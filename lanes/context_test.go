@@ -3,9 +3,11 @@ package lanes
 import (
 	"context"
 	"errors"
+	"fmt"
 	"runtime"
 	"sync"
 	"testing"
+	"time"
 )
 
 type valueKey struct{}
@@ -58,29 +60,114 @@ func TestActivationContextCancelled(t *testing.T) {
 	}
 }
 
-// TestActivationContextMadeOnlyWhenAsked: Err, Deadline and the lanes'
-// own values need no cancellable context; Done and a value the lanes lack
-// make one, which holds that value's answer (nil).
+// TestActivationContextMadeOnlyWhenAsked: Err, Deadline, context.Cause
+// and values, of keys New's ctx has or lacks, need no cancellable context
+// while the activation runs, and New's cancellation and deadline do not
+// show; Done makes one.
 func TestActivationContextMadeOnlyWhenAsked(t *testing.T) {
-	c := newActivationContext(context.WithValue(context.Background(), valueKey{}, "v"))
+	parent, cancelParent := context.WithTimeout(context.WithValue(context.Background(), valueKey{}, "v"), time.Hour)
+	defer cancelParent()
+	c := newActivationContext(parent)
 	if v := c.Value(valueKey{}); v != "v" {
-		t.Errorf("Value = %v, want the lanes' value", v)
-	}
-	_ = c.Err()
-	if _, ok := c.Deadline(); ok {
-		t.Error("Deadline set; the lanes' context has none")
-	}
-	if c.inner.Load() != nil {
-		t.Fatal("a cancellable context was made for Err, Deadline and a value the lanes hold")
+		t.Errorf("Value = %v, want New's value", v)
 	}
 	if v := c.Value(struct{ other int }{}); v != nil {
 		t.Errorf("Value of a missing key = %v, want nil", v)
 	}
-	if c.inner.Load() == nil {
-		t.Fatal("no cancellable context after a lookup of a key the lanes lack")
+	if _, ok := c.Deadline(); ok {
+		t.Error("Deadline set; New's deadline must not show")
+	}
+	cancelParent()
+	if err := c.Err(); err != nil {
+		t.Errorf("Err = %v after New's ctx ended; its cancellation must not show", err)
+	}
+	if cause := context.Cause(c); cause != nil {
+		t.Errorf("Cause before cancel = %v, want nil", cause)
+	}
+	if c.made.Load() {
+		t.Fatal("a cancellable context was made for Err, Deadline, Cause and values")
 	}
 	if isClosed(c.Done()) {
 		t.Error("Done closed before cancel")
+	}
+	if !c.made.Load() {
+		t.Fatal("Done made no cancellable context")
+	}
+}
+
+// TestActivationContextAllocations: the context is one allocation, and
+// values, Err and cancel add none; Done adds the standard library's own
+// (a cancel context, its cancel function, its channel).
+func TestActivationContextAllocations(t *testing.T) {
+	parent := context.WithValue(context.Background(), valueKey{}, "v")
+	var sink any
+	quiet := testing.AllocsPerRun(100, func() {
+		c := newActivationContext(parent)
+		sink = c.Value(valueKey{})
+		sink = c.Value(struct{ other int }{})
+		sink = c.Err()
+		c.cancel(context.Canceled)
+	})
+	if quiet != 1 {
+		t.Errorf("an activation reading values and Err: %v allocations, want 1", quiet)
+	}
+	withDone := testing.AllocsPerRun(100, func() {
+		c := newActivationContext(parent)
+		sink = c.Done()
+		c.cancel(context.Canceled)
+	})
+	if withDone > 4 {
+		t.Errorf("an activation taking Done: %v allocations, want at most 4", withDone)
+	}
+	_ = sink
+}
+
+// TestActivationContextNilCause: a nil cause means context.Canceled, as
+// for a context.CancelCauseFunc, to the lanes and to context.Cause alike.
+func TestActivationContextNilCause(t *testing.T) {
+	c := newActivationContext(context.Background())
+	c.cancel(nil)
+	if c.cancelCause() != context.Canceled || context.Cause(c) != context.Canceled {
+		t.Errorf("cancelCause %v, Cause %v; want context.Canceled for both", c.cancelCause(), context.Cause(c))
+	}
+}
+
+// TestActivationContextName: printed, the context reads as New's ctx
+// without its cancellation, made cancellable, as it did when it was one.
+func TestActivationContextName(t *testing.T) {
+	parent := context.WithValue(context.Background(), valueKey{}, "v")
+	std, cancel := context.WithCancel(context.WithoutCancel(parent))
+	defer cancel()
+	want := fmt.Sprint(std)
+	if got := fmt.Sprint(newActivationContext(parent)); got != want {
+		t.Errorf("printed %q, want %q", got, want)
+	}
+}
+
+// TestActivationContextDerivedAfterCancel: contexts derived after the
+// cancel, with or without a cancellable context made before, are done at
+// once with the first cause, and an AfterFunc runs.
+func TestActivationContextDerivedAfterCancel(t *testing.T) {
+	for _, madeFirst := range []bool{false, true} {
+		c := newActivationContext(context.Background())
+		if madeFirst {
+			c.Done()
+		}
+		c.cancel(ErrTurnTimeout)
+		c.cancel(context.Canceled)
+		withCancel, stop := context.WithCancel(c)
+		defer stop()
+		withTimeout, stopTimeout := context.WithTimeout(context.WithValue(c, valueKey{}, 1), time.Hour)
+		defer stopTimeout()
+		for name, d := range map[string]context.Context{"WithCancel": withCancel, "WithValue.WithTimeout": withTimeout} {
+			if !isClosed(d.Done()) || d.Err() != context.Canceled || context.Cause(d) != ErrTurnTimeout {
+				t.Errorf("made first %v, %s: Done closed %v, Err %v, Cause %v; want closed, Canceled, %v",
+					madeFirst, name, isClosed(d.Done()), d.Err(), context.Cause(d), ErrTurnTimeout)
+			}
+		}
+		ran := make(chan struct{})
+		context.AfterFunc(c, func() { close(ran) })
+		<-ran
 	}
 }
 
@@ -141,7 +228,7 @@ func TestActivationContextOutlivesItsActivation(t *testing.T) {
 	if !ok {
 		t.Fatalf("activation context is %T", first)
 	}
-	if c.inner.Load() != nil {
+	if c.made.Load() {
 		t.Error("an activation that never looked at its context made a cancellable one")
 	}
 	if !isClosed(first.Done()) || first.Err() != context.Canceled || !errors.Is(context.Cause(first), context.Canceled) {

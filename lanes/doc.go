@@ -40,9 +40,9 @@
 // context.Canceled as its cause, as a request's context is once its
 // handler has returned. It costs one small allocation: the standard
 // library's cancellable context behind it is made only when the activation
-// asks for its Done channel, or for a value New's ctx lacks (which is how
-// context.Cause and contexts derived from it find it). An activation that
-// reads only Err and the values pays for no channel (context.go).
+// takes its Done channel, or derives a context from it, or asks
+// context.Cause after a cancellation. Err and values cost nothing more
+// (context.go).
 //
 // Nothing is persisted: lanes live in one process. A key's entry is
 // deleted when it goes idle, so memory does not grow with the number of

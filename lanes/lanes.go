@@ -41,7 +41,7 @@ func (r WakeResult) String() string {
 type Lanes[K comparable] struct {
 	cfg     Config[K]
 	pol     policy.Policy
-	base    context.Context // activations inherit its values
+	values  context.Context // New's ctx: activations see its values, not its cancellation
 	stopCtx func() bool     // stops the ctx watch that closes the lanes
 
 	mu sync.Mutex
@@ -93,7 +93,7 @@ func New[K comparable](ctx context.Context, cfg Config[K]) (*Lanes[K], error) {
 	if pol == nil {
 		pol = fsm.LanePolicy
 	}
-	l := &Lanes[K]{cfg: cfg, pol: pol, base: context.WithoutCancel(ctx), lanes: map[K]*lane[K]{}}
+	l := &Lanes[K]{cfg: cfg, pol: pol, values: ctx, lanes: map[K]*lane[K]{}}
 	// Close runs at once if ctx is already done, and reads stopCtx.
 	l.mu.Lock()
 	l.stopCtx = context.AfterFunc(ctx, func() { l.Close() })
