@@ -131,6 +131,16 @@ func (v *valuesOnly) Value(key any) any {
 	return v.values.Value(key)
 }
 
+// closedDone is keyProbe's Done channel. It is declared before
+// cancelCtxKey, as the package's variables are initialised in the order
+// of declaration where no reference orders them, and cancelCtxKey reaches
+// it only through an interface.
+var closedDone = func() chan struct{} {
+	done := make(chan struct{})
+	close(done)
+	return done
+}()
+
 // cancelCtxKey is the key through which the standard library finds a
 // context's cancellable context (context.Cause asks a context's Value for
 // it), learnt once from context.Cause itself; nil if Cause no longer asks,
@@ -141,13 +151,13 @@ var cancelCtxKey = func() any {
 	return p.key
 }()
 
-// keyProbe records the first key its Value is asked for.
-type keyProbe struct {
-	context.Context // only Err and Value are called
-	key             any
-}
+// keyProbe is a cancelled context that records the first key its Value
+// is asked for.
+type keyProbe struct{ key any }
 
-func (*keyProbe) Err() error { return context.Canceled }
+func (*keyProbe) Deadline() (time.Time, bool) { return time.Time{}, false }
+func (*keyProbe) Done() <-chan struct{}       { return closedDone }
+func (*keyProbe) Err() error                  { return context.Canceled }
 
 func (p *keyProbe) Value(key any) any {
 	if p.key == nil {
