@@ -2,6 +2,7 @@ package lanes
 
 import (
 	"context"
+	"fmt"
 	"reflect"
 	"sync"
 	"sync/atomic"
@@ -61,11 +62,10 @@ func (c *activationContext) Value(key any) any {
 // String names the context as the standard library would have named the
 // cancellable context of New's ctx without its cancellation.
 func (c *activationContext) String() string {
-	name := reflect.TypeOf(c.values).String()
-	if s, ok := c.values.(interface{ String() string }); ok {
-		name = s.String()
+	if s, ok := c.values.(fmt.Stringer); ok {
+		return s.String() + ".WithoutCancel.WithCancel"
 	}
-	return name + ".WithoutCancel.WithCancel"
+	return reflect.TypeOf(c.values).String() + ".WithoutCancel.WithCancel"
 }
 
 // cancellable returns inner, making it first if need be, cancelled at

@@ -132,15 +132,23 @@ func TestActivationContextNilCause(t *testing.T) {
 	}
 }
 
+// plainContext is a context that does not name itself.
+type plainContext struct{ context.Context }
+
 // TestActivationContextName: printed, the context reads as New's ctx
-// without its cancellation, made cancellable, as it did when it was one.
+// without its cancellation, made cancellable, as it did when it was one,
+// whether New's ctx names itself or not.
 func TestActivationContextName(t *testing.T) {
-	parent := context.WithValue(context.Background(), valueKey{}, "v")
-	std, cancel := context.WithCancel(context.WithoutCancel(parent))
-	defer cancel()
-	want := fmt.Sprint(std)
-	if got := fmt.Sprint(newActivationContext(parent)); got != want {
-		t.Errorf("printed %q, want %q", got, want)
+	for _, parent := range []context.Context{
+		context.WithValue(context.Background(), valueKey{}, "v"),
+		plainContext{context.Background()},
+	} {
+		std, cancel := context.WithCancel(context.WithoutCancel(parent))
+		want := fmt.Sprint(std)
+		cancel()
+		if got := fmt.Sprint(newActivationContext(parent)); got != want {
+			t.Errorf("printed %q, want %q", got, want)
+		}
 	}
 }
 
