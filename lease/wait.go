@@ -3,7 +3,6 @@ package lease
 import (
 	"context"
 	"errors"
-	"math/rand/v2"
 	"time"
 
 	"github.com/rivus/collab/platform"
@@ -18,34 +17,15 @@ import (
 // manager first saw the holder's record, as Acquire does. Any error other
 // than a *HeldError ends the wait and is returned.
 func (m *Manager) AcquireWait(ctx context.Context, key string) (*Lease, error) {
-	var timer platform.Timer
-	defer func() {
-		if timer != nil {
-			timer.Stop()
-		}
-	}()
+	// Between a twentieth and a tenth of the TTL, at least a millisecond.
+	wait := platform.Backoff{Clock: m.clock, First: max(m.cfg.TTL/10, 2*time.Millisecond), Jitter: true}
 	for {
 		h, err := m.Acquire(ctx, key)
 		if !errors.Is(err, ErrHeld) {
 			return h, err
 		}
-		d := waitPoll(m.cfg.TTL)
-		if timer == nil {
-			timer = m.clock.NewTimer(d)
-		} else {
-			timer.Reset(d)
-		}
-		select {
-		case <-timer.C():
-		case <-ctx.Done():
-			return nil, context.Cause(ctx)
+		if err := wait.Wait(ctx); err != nil {
+			return nil, err
 		}
 	}
-}
-
-// waitPoll is the wait between two attempts of AcquireWait: between a
-// twentieth and a tenth of ttl, at least a millisecond.
-func waitPoll(ttl time.Duration) time.Duration {
-	d := max(ttl/10, 2*time.Millisecond)
-	return d/2 + rand.N(d/2+1)
 }

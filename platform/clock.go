@@ -5,8 +5,9 @@ import "github.com/rivus/collab/platform/clock"
 // Clock and Timer are package clock's, so that a package that needs only
 // time imports that package alone.
 type (
-	Clock = clock.Clock
-	Timer = clock.Timer
+	Clock   = clock.Clock
+	Timer   = clock.Timer
+	Backoff = clock.Backoff
 )
 
 // RealClock returns the clock of the running operating system.

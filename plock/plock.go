@@ -115,7 +115,8 @@ func Acquire(ctx context.Context, p *platform.Platform, path string, opts Option
 	if err != nil {
 		return nil, err
 	}
-	a := &acquisition{ctx: ctx, p: p, path: resolved, b: backendFor(p, resolved)}
+	a := &acquisition{ctx: ctx, p: p, path: resolved, b: backendFor(p, resolved),
+		pause: platform.Backoff{Clock: p.GetClock(), First: firstBackoff, Max: maxBackoff}}
 	if self, err := p.Process.Self(); err == nil {
 		a.self = &self
 	} else if a.b.needsIdentity() {
@@ -228,7 +229,7 @@ type acquisition struct {
 	held   held               // set by a successful attempt
 	holder *platform.Identity // set by a busy attempt
 	err    error              // set by a failed attempt
-	delay  time.Duration      // the next backoff
+	pause  platform.Backoff   // between attempts
 }
 
 // drive carries out t's outputs until one of them returns from Acquire.
@@ -318,15 +319,10 @@ func isBusy(err error) bool {
 
 // backoff waits before the next attempt, doubling up to maxBackoff.
 func (a *acquisition) backoff(t *task) policy.Outputs {
-	a.delay = min(max(2*a.delay, firstBackoff), maxBackoff)
-	timer := a.p.GetClock().NewTimer(a.delay)
-	defer timer.Stop()
-	select {
-	case <-timer.C():
-		return turns.fire(t, trRetry)
-	case <-a.ctx.Done():
+	if a.pause.Wait(a.ctx) != nil {
 		return turns.fire(t, trAbort)
 	}
+	return turns.fire(t, trRetry)
 }
 
 // waitTurn waits in the queue until the turn is handed over or ctx ends.

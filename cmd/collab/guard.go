@@ -48,7 +48,7 @@ const guardQuickTries = 4
 // quick tries), or, with wait, once its last holder lets go, or ctx ends
 // (ctx.Err()).
 func takeGuard(ctx context.Context, p *platform.Platform, path string, wait bool) (platform.Unlocker, error) {
-	delay := guardFirstBackoff
+	pause := platform.Backoff{Clock: p.GetClock(), First: guardFirstBackoff, Max: guardMaxBackoff}
 	for try := 1; ; try++ {
 		u, err := p.FS.TryLock(path + guardSuffix)
 		switch {
@@ -57,16 +57,11 @@ func takeGuard(ctx context.Context, p *platform.Platform, path string, wait bool
 		case !errors.Is(err, platform.ErrLocked):
 			return u, err
 		}
-		timer := p.GetClock().NewTimer(delay)
-		select {
-		case <-timer.C():
-		case <-ctx.Done():
-			timer.Stop()
-			return nil, ctx.Err()
-		}
-		delay = min(2*delay, guardMaxBackoff)
 		if !wait {
-			delay = guardFirstBackoff
+			pause.Restart() // the quick tries all wait the first delay
+		}
+		if pause.Wait(ctx) != nil {
+			return nil, ctx.Err()
 		}
 	}
 }

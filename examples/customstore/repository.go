@@ -165,7 +165,8 @@ func (r *Repository) Fence(ctx context.Context, key string) (func(), error) {
 	// Keys may be longer than a file name may be: name the file by a hash.
 	sum := sha256.Sum256([]byte(key))
 	name := filepath.Join(r.fences, hex.EncodeToString(sum[:])+".fence")
-	for delay := time.Millisecond; ; delay = min(2*delay, 20*time.Millisecond) {
+	wait := platform.Backoff{First: time.Millisecond, Max: 20 * time.Millisecond}
+	for {
 		l, err := r.fs.TryLock(name)
 		switch {
 		case err == nil:
@@ -173,12 +174,8 @@ func (r *Repository) Fence(ctx context.Context, key string) (func(), error) {
 		case !errors.Is(err, platform.ErrLocked):
 			return nil, &store.RepositoryError{Op: "fence", Key: key, Err: err}
 		}
-		t := time.NewTimer(delay)
-		select {
-		case <-t.C:
-		case <-ctx.Done():
-			t.Stop()
-			return nil, context.Cause(ctx)
+		if err := wait.Wait(ctx); err != nil {
+			return nil, err
 		}
 	}
 }

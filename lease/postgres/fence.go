@@ -3,7 +3,6 @@ package postgres
 import (
 	"context"
 	"hash/fnv"
-	"math/rand/v2"
 	"sync"
 	"time"
 
@@ -131,25 +130,15 @@ func (f *fences) watch(conn *pgxpool.Conn, lost chan struct{}) (stop func()) {
 // wait polls for key's lock until it holds it, on the returned connection.
 func (f *fences) wait(ctx context.Context, key string) (*pgxpool.Conn, error) {
 	id := f.lockID(key)
-	var timer platform.Timer
-	delay := minBackoff
+	wait := platform.Backoff{Clock: f.clock, First: minBackoff, Max: maxBackoff, Jitter: true}
 	for {
 		conn, held, err := f.try(ctx, key, id)
 		if err != nil || held {
 			return conn, err
 		}
-		if timer == nil {
-			timer = f.clock.NewTimer(jitter(delay))
-		} else {
-			timer.Reset(jitter(delay))
+		if err := wait.Wait(ctx); err != nil {
+			return nil, err
 		}
-		select {
-		case <-timer.C():
-		case <-ctx.Done():
-			timer.Stop()
-			return nil, context.Cause(ctx)
-		}
-		delay = min(2*delay, maxBackoff)
 	}
 }
 
@@ -192,10 +181,4 @@ func discard(conn *pgxpool.Conn) {
 	ctx, cancel := context.WithTimeout(context.Background(), unlockTimeout)
 	defer cancel()
 	_ = conn.Hijack().Close(ctx)
-}
-
-// jitter returns a duration between d/2 and d, so that waiters of several
-// processes do not retry in step.
-func jitter(d time.Duration) time.Duration {
-	return d/2 + rand.N(d/2+1)
 }

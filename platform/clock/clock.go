@@ -1,6 +1,7 @@
 // Package clock is the time of the runtime packages: wall time, a
 // monotonic reading that processes of one boot can compare, and timers,
-// behind an interface that tests replace (platformtest.Clock). It is apart
+// behind an interface that tests replace (platformtest.Clock); and the
+// pace of a poll for a lock that another process holds (Backoff). It is apart
 // from package platform so that a package that needs only time (lanes)
 // links nothing else of the operating system's edge.
 package clock

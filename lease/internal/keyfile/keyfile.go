@@ -9,7 +9,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math/rand/v2"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -36,8 +35,7 @@ const (
 // returns context.Cause(ctx)). Any other failure is a
 // *store.RepositoryError of l's op on key.
 func (l *Locks) lockFile(ctx context.Context, path, key string) (platform.Unlocker, error) {
-	var timer platform.Timer
-	delay := minBackoff
+	wait := platform.Backoff{Clock: l.clock, First: minBackoff, Max: maxBackoff, Jitter: true}
 	for {
 		if ctx.Err() != nil {
 			return nil, context.Cause(ctx)
@@ -49,25 +47,10 @@ func (l *Locks) lockFile(ctx context.Context, path, key string) (platform.Unlock
 		if !errors.Is(err, platform.ErrLocked) {
 			return nil, &store.RepositoryError{Op: l.op, Key: key, Err: err}
 		}
-		if timer == nil {
-			timer = l.clock.NewTimer(jitter(delay))
-		} else {
-			timer.Reset(jitter(delay))
+		if err := wait.Wait(ctx); err != nil {
+			return nil, err
 		}
-		select {
-		case <-timer.C():
-		case <-ctx.Done():
-			timer.Stop()
-			return nil, context.Cause(ctx)
-		}
-		delay = min(2*delay, maxBackoff)
 	}
-}
-
-// jitter returns a duration between d/2 and d, so that waiters of several
-// processes do not retry in step.
-func jitter(d time.Duration) time.Duration {
-	return d/2 + rand.N(d/2+1)
 }
 
 // Locks are per-key lock files under one directory, each named after its

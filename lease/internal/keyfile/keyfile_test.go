@@ -4,7 +4,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/rivus/collab/lease/store"
 )
@@ -86,14 +85,4 @@ func FuzzKeyPath(f *testing.F) {
 			t.Fatalf("DecodePath(Path(%q)) = %q, %v", key, got, err)
 		}
 	})
-}
-
-func TestJitter(t *testing.T) {
-	for _, d := range []time.Duration{minBackoff, 7 * time.Millisecond, maxBackoff} {
-		for range 100 {
-			if j := jitter(d); j < d/2 || j > d {
-				t.Fatalf("jitter(%v) = %v, want within [%v, %v]", d, j, d/2, d)
-			}
-		}
-	}
 }

@@ -1,0 +1,61 @@
+package clock
+
+import (
+	"context"
+	"math/rand/v2"
+	"time"
+)
+
+// Backoff paces the attempts of a poll. A process waiting for a lock that
+// another process holds gets no wake-up from the kernel or the server
+// when it is let go (flock(2) would block a thread no context can
+// interrupt, and an advisory lock a query that only a closed connection
+// cancels), so it tries again after a delay: First, doubled after each
+// wait up to Max. With Jitter, each wait is drawn between half the delay
+// and the delay, so that pollers of several processes do not try in step.
+//
+// Set Clock (nil means Real) and First (more than 0) before the first
+// Wait. A Backoff is for one goroutine. No timer of it runs between its
+// waits, so it needs no stopping.
+type Backoff struct {
+	Clock  Clock
+	First  time.Duration
+	Max    time.Duration // less than First: every wait is First
+	Jitter bool
+
+	delay time.Duration // the next wait's delay; 0 before the first
+	timer Timer         // made by the first wait, reused by the others; stopped or fired between waits
+}
+
+// Wait waits for the next delay to pass, and returns nil; or for ctx to
+// end first, and returns context.Cause(ctx), leaving the next delay as it
+// was.
+func (b *Backoff) Wait(ctx context.Context) error {
+	if b.delay == 0 {
+		b.delay = b.First
+	}
+	d := b.delay
+	if b.Jitter {
+		d = d/2 + rand.N(d/2+1)
+	}
+	if b.timer == nil {
+		c := b.Clock
+		if c == nil {
+			c = Real()
+		}
+		b.timer = c.NewTimer(d)
+	} else {
+		b.timer.Reset(d)
+	}
+	select {
+	case <-b.timer.C():
+		b.delay = max(min(2*b.delay, b.Max), b.First)
+		return nil
+	case <-ctx.Done():
+		b.timer.Stop()
+		return context.Cause(ctx)
+	}
+}
+
+// Restart makes the next wait as short as the first.
+func (b *Backoff) Restart() { b.delay = 0 }
