@@ -2,7 +2,7 @@ package platform
 
 import "github.com/rivus/collab/platform/clock"
 
-// Clock and Timer are package clock's, so that a package that needs only
+// Clock, Timer and Backoff are package clock's, so that a package that needs only
 // time imports that package alone.
 type (
 	Clock   = clock.Clock

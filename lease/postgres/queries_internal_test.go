@@ -170,3 +170,16 @@ func mutate(rng *rand.Rand, s, alphabet string) string {
 	}
 	return out
 }
+
+// WithClock(nil) keeps the real clock: a nil clock would panic in the
+// first fence wait or watch.
+func TestWithClockNilIsReal(t *testing.T) {
+	o := options{clock: platform.RealClock()}
+	WithClock(nil)(&o)
+	if o.clock == nil {
+		t.Fatal("WithClock(nil) left no clock")
+	}
+	if o.clock != platform.RealClock() {
+		t.Fatalf("WithClock(nil) set %T, want the real clock", o.clock)
+	}
+}

@@ -44,10 +44,14 @@ func WithSchema(name string) Option {
 	return func(o *options) { o.schema = name }
 }
 
-// WithClock makes fence waiters back off on clock instead of the real
-// clock.
+// WithClock makes fence waiters back off, and fence watches poll, on
+// clock instead of the real clock; nil means the real clock.
 func WithClock(clock platform.Clock) Option {
-	return func(o *options) { o.clock = clock }
+	return func(o *options) {
+		if clock != nil {
+			o.clock = clock
+		}
+	}
 }
 
 // Open connects to the database at url (postgres://... or a key=value

@@ -2,6 +2,7 @@ package clock
 
 import (
 	"context"
+	"fmt"
 	"math/rand/v2"
 	"time"
 )
@@ -14,8 +15,8 @@ import (
 // wait up to Max. With Jitter, each wait is drawn between half the delay
 // and the delay, so that pollers of several processes do not try in step.
 //
-// Set Clock (nil means Real) and First (more than 0) before the first
-// Wait. A Backoff is for one goroutine. No timer of it runs between its
+// Set Clock (nil means Real) and First before the first Wait; a First
+// not above 0 is a mistake of the program, and Wait panics on it. A Backoff is for one goroutine. No timer of it runs between its
 // waits, so it needs no stopping.
 type Backoff struct {
 	Clock  Clock
@@ -32,6 +33,9 @@ type Backoff struct {
 // was.
 func (b *Backoff) Wait(ctx context.Context) error {
 	if b.delay == 0 {
+		if b.First <= 0 {
+			panic(fmt.Sprintf("clock: Backoff.First is %v; want more than 0", b.First))
+		}
 		b.delay = b.First
 	}
 	d := b.delay

@@ -13,58 +13,105 @@ import (
 // waited is a Wait under way in a goroutine of its own.
 type waited struct{ done chan error }
 
+// startWait starts b.Wait(ctx) and returns once it has armed its timer.
 func startWait(ctx context.Context, t *testing.T, c *platformtest.Clock, b *clock.Backoff) waited {
 	t.Helper()
 	w := waited{make(chan error, 1)}
 	go func() { w.done <- b.Wait(ctx) }()
-	armed, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	if err := c.WaitForTimers(armed, 1); err != nil {
+	if err := c.WaitForTimers(ctx, 1); err != nil {
 		t.Fatalf("Wait armed no timer: %v", err)
 	}
 	return w
 }
 
-// expectWait checks that the Wait under way ends once the clock has
-// moved at least lo and at most hi, and not before.
-func expectWait(t *testing.T, c *platformtest.Clock, w waited, lo, hi time.Duration) {
+// result is the Wait's result, or a failure once the test's context ends.
+func (w waited) result(t *testing.T) error {
 	t.Helper()
-	if fired := c.Advance(lo - 1); fired != 0 {
-		t.Fatalf("the wait ended before %v", lo)
+	select {
+	case err := <-w.done:
+		return err
+	case <-t.Context().Done():
+		t.Fatal("the Wait never returned")
+		return nil
 	}
-	if fired := c.Advance(hi - lo + 1); fired != 1 {
-		t.Fatalf("the wait had not ended by %v", hi)
+}
+
+// expectWait checks that the Wait under way ends once the clock has
+// moved d, and not before.
+func expectWait(t *testing.T, c *platformtest.Clock, w waited, d time.Duration) {
+	t.Helper()
+	if fired := c.Advance(d - 1); fired != 0 {
+		t.Fatalf("the wait ended before %v", d)
 	}
-	if err := <-w.done; err != nil {
+	if fired := c.Advance(1); fired != 1 {
+		t.Fatalf("the wait had not ended at %v", d)
+	}
+	if err := w.result(t); err != nil {
 		t.Fatalf("Wait = %v, want nil", err)
 	}
+}
+
+// measureWait moves the clock in steps of step until the Wait under way
+// ends, and returns how far it moved: the wait's length, rounded up to a
+// step.
+func measureWait(t *testing.T, c *platformtest.Clock, w waited, step, limit time.Duration) time.Duration {
+	t.Helper()
+	for moved := step; moved <= limit; moved += step {
+		if c.Advance(step) == 1 {
+			if err := w.result(t); err != nil {
+				t.Fatalf("Wait = %v, want nil", err)
+			}
+			return moved
+		}
+	}
+	t.Fatalf("the wait had not ended after %v", limit)
+	return 0
 }
 
 func TestBackoffDoublesUpToMax(t *testing.T) {
 	c := platformtest.NewClock()
 	b := clock.Backoff{Clock: c, First: time.Millisecond, Max: 5 * time.Millisecond}
 	for _, d := range []time.Duration{1, 2, 4, 5, 5} {
-		d *= time.Millisecond
-		expectWait(t, c, startWait(context.Background(), t, c, &b), d, d)
+		expectWait(t, c, startWait(t.Context(), t, c, &b), d*time.Millisecond)
 	}
 	b.Restart()
-	expectWait(t, c, startWait(context.Background(), t, c, &b), time.Millisecond, time.Millisecond)
+	expectWait(t, c, startWait(t.Context(), t, c, &b), time.Millisecond)
 }
 
+// With Max at 0, or below First, every wait is First.
 func TestBackoffMaxBelowFirstIsFixed(t *testing.T) {
-	c := platformtest.NewClock()
-	b := clock.Backoff{Clock: c, First: 3 * time.Millisecond}
-	for range 3 {
-		expectWait(t, c, startWait(context.Background(), t, c, &b), 3*time.Millisecond, 3*time.Millisecond)
+	for _, limit := range []time.Duration{0, time.Millisecond} {
+		c := platformtest.NewClock()
+		b := clock.Backoff{Clock: c, First: 3 * time.Millisecond, Max: limit}
+		for range 3 {
+			expectWait(t, c, startWait(t.Context(), t, c, &b), 3*time.Millisecond)
+		}
 	}
 }
 
-// With Jitter, each wait lasts between half the delay and the delay.
+// With Jitter, each wait lasts between half its delay and its delay, the
+// delay doubles as without jitter, and the waits differ.
 func TestBackoffJitter(t *testing.T) {
+	const step = 100 * time.Microsecond
 	c := platformtest.NewClock()
-	b := clock.Backoff{Clock: c, First: 8 * time.Millisecond, Max: 8 * time.Millisecond, Jitter: true}
-	for range 50 {
-		expectWait(t, c, startWait(context.Background(), t, c, &b), 4*time.Millisecond, 8*time.Millisecond)
+	b := clock.Backoff{Clock: c, First: 8 * time.Millisecond, Max: 32 * time.Millisecond, Jitter: true}
+	short := 0
+	for i := range 40 {
+		delay := min(8*time.Millisecond<<i, 32*time.Millisecond)
+		w := startWait(t.Context(), t, c, &b)
+		if fired := c.Advance(delay/2 - 1); fired != 0 {
+			t.Fatalf("wait %d, of delay %v, ended before half of it", i, delay)
+		}
+		took := delay/2 - 1 + measureWait(t, c, w, step, delay/2+step)
+		if took > delay+step {
+			t.Fatalf("wait %d took %v, more than its delay %v", i, took, delay)
+		}
+		if took < delay-step {
+			short++
+		}
+	}
+	if short == 0 {
+		t.Fatal("every wait lasted its whole delay: no jitter")
 	}
 }
 
@@ -73,25 +120,36 @@ func TestBackoffJitter(t *testing.T) {
 func TestBackoffCancelled(t *testing.T) {
 	c := platformtest.NewClock()
 	b := clock.Backoff{Clock: c, First: time.Millisecond, Max: time.Second}
-	expectWait(t, c, startWait(context.Background(), t, c, &b), time.Millisecond, time.Millisecond)
+	expectWait(t, c, startWait(t.Context(), t, c, &b), time.Millisecond)
 	cause := errors.New("given up")
-	ctx, cancel := context.WithCancelCause(context.Background())
+	ctx, cancel := context.WithCancelCause(t.Context())
 	w := startWait(ctx, t, c, &b)
 	cancel(cause)
-	if err := <-w.done; err != cause {
+	if err := w.result(t); err != cause {
 		t.Fatalf("Wait = %v, want the cause %v", err, cause)
 	}
 	if n := c.Pending(); n != 0 {
 		t.Fatalf("%d timers pending after the cancelled wait, want 0", n)
 	}
-	expectWait(t, c, startWait(context.Background(), t, c, &b), 2*time.Millisecond, 2*time.Millisecond)
+	expectWait(t, c, startWait(t.Context(), t, c, &b), 2*time.Millisecond)
 }
 
-// A nil Clock is the real one.
+// A First not above 0 panics, naming the field.
+func TestBackoffFirstMissing(t *testing.T) {
+	defer func() {
+		if v := recover(); v == nil {
+			t.Fatal("Wait with no First did not panic")
+		}
+	}()
+	var b clock.Backoff
+	_ = b.Wait(t.Context())
+}
+
+// A nil Clock is the real one: the wait ends, and not before its delay.
 func TestBackoffRealClock(t *testing.T) {
 	b := clock.Backoff{First: time.Microsecond}
 	start := time.Now()
-	if err := b.Wait(context.Background()); err != nil {
+	if err := b.Wait(t.Context()); err != nil {
 		t.Fatalf("Wait = %v, want nil", err)
 	}
 	if took := time.Since(start); took < time.Microsecond {
