@@ -28,9 +28,11 @@ const breakAttempts = 5
 // holder finds the lease lost: Break does not wait for the fence, which a
 // stuck holder may keep.
 //
-// A holder alive on this process table is refused with a *HeldError
-// unless force: breaking it lets a successor in while it still works. A
-// holder in another process table cannot be judged here, and is broken. A
+// A holder that may run on this process table (judged Alive, or Unknown:
+// there but not inspectable, which counts as alive) is refused with a
+// *HeldError unless force: breaking it lets a successor in while it still
+// works. A dead holder is broken; so is one in another process table,
+// which cannot be judged here. A
 // key with no lease (no record, or a tombstone) is ErrNotHeld, and
 // nothing is written. Break returns the snapshot it broke. A nil p is
 // platform.OS(); Break uses its process identity, judgement and clock.
@@ -52,7 +54,7 @@ func Break(ctx context.Context, repo store.Repository, p *platform.Platform, key
 			return store.Snapshot{}, err
 		case !ok || rec.Snapshot.Released:
 			return store.Snapshot{}, ErrNotHeld
-		case !force && p.Process.Judge(rec.Snapshot.Holder).Liveness == platform.Alive:
+		case !force && mayRun(p.Process.Judge(rec.Snapshot.Holder).Liveness):
 			holder := rec.Snapshot.Holder
 			return store.Snapshot{}, &HeldError{Key: key, Holder: &holder}
 		case rec.Snapshot.Generation == math.MaxUint64:
@@ -66,3 +68,7 @@ func Break(ctx context.Context, repo store.Repository, p *platform.Platform, key
 		}
 	}
 }
+
+// mayRun reports whether a holder of this process table judged l may
+// still run: Alive, or Unknown, which counts as alive.
+func mayRun(l platform.Liveness) bool { return l == platform.Alive || l == platform.Unknown }

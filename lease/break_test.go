@@ -90,3 +90,31 @@ func TestBreakWhom(t *testing.T) {
 		t.Errorf("Break of an empty key = %v, want a *store.KeyError", err)
 	}
 }
+
+// TestBreakRefusesAHolderOfUnknownLiveness: a holder on this process
+// table that cannot be inspected is judged Unknown, which counts as
+// alive: Break refuses it without force, writing nothing, and breaks it
+// with force.
+func TestBreakRefusesAHolderOfUnknownLiveness(t *testing.T) {
+	f := platformtest.New(t)
+	repo := lease.NewMemoryRepository()
+	hidden := f.Processes.Start()
+	f.Processes.Hide(hidden.PID, false)
+	if v := f.Processes.Judge(hidden); v.Liveness != platform.Unknown {
+		t.Fatalf("set-up: the hidden holder is judged %v, want unknown", v)
+	}
+	writeBehind(t, repo, "k", store.Snapshot{Generation: 4, Holder: hidden, TTL: ttl})
+	before := mustLoad(t, repo, "k")
+	if _, err := lease.Break(t.Context(), repo, f.Platform, "k", false); !errors.Is(err, lease.ErrHeld) {
+		t.Errorf("Break without force of a holder of unknown liveness = %v, want a *HeldError", err)
+	}
+	if after := mustLoad(t, repo, "k"); after.Revision != before.Revision {
+		t.Errorf("the refused break wrote %+v", after)
+	}
+	if _, err := lease.Break(t.Context(), repo, f.Platform, "k", true); err != nil {
+		t.Fatalf("Break with force = %v", err)
+	}
+	if s := mustLoad(t, repo, "k").Snapshot; !s.Broken || s.Generation != 5 {
+		t.Errorf("record %+v, want broken at generation 5", s)
+	}
+}

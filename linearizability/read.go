@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"io"
 	"math"
+
+	"github.com/rivus/collab/internal/jsontail"
 )
 
 // LineError reports a line of a recorded file that ReadHistory cannot
@@ -97,7 +99,7 @@ func (m *merger) add(b []byte) error {
 	if err := dec.Decode(&l); err != nil {
 		return err
 	}
-	if dec.More() {
+	if jsontail.Trailing(dec, b) {
 		return errors.New("text after the JSON object")
 	}
 	switch l.Ev {

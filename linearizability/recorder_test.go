@@ -257,6 +257,8 @@ func TestReadHistoryGarbage(t *testing.T) {
 		{"crash without victim", `{"ev":"call","p":1,"id":1,"at":5,"kind":"crash"}` + "\n", 1, 0, 0},
 		{"victim of a read", `{"ev":"call","p":1,"id":1,"at":5,"kind":"read","victim":2}` + "\n", 1, 0, 0},
 		{"two objects", call + " {}\n", 1, 0, 0},
+		{"stray brace", call + "}\n", 1, 0, 0},
+		{"stray bracket", call + "]\n", 1, 0, 0},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/rivus/collab/internal/jsontail"
 )
 
 // Identity names one process for as long as it lives, and never another.
@@ -80,8 +82,7 @@ func ParseIdentity(data []byte) (Identity, error) {
 		}
 		return Identity{}, &IdentityError{Reason: "not a JSON object", Err: err}
 	}
-	// More() would miss a stray ']' or '}': look at the bytes themselves.
-	if len(bytes.TrimSpace(data[dec.InputOffset():])) > 0 {
+	if jsontail.Trailing(dec, data) {
 		return Identity{}, &IdentityError{Reason: "trailing data after the object"}
 	}
 	if err := id.Validate(); err != nil {

@@ -232,12 +232,12 @@ func leaseGrace(grace *time.Duration, given bool, ttl, heartbeat time.Duration) 
 	return nil
 }
 
-// acquireLease acquires key; with wait it waits for the holder (see
-// lease.Manager.AcquireWait), until timeout if positive, or an interrupt.
-// It returns the lease, or nil and the exit status. Without wait the
-// attempt is bounded by the TTL: a store that does not answer in that
-// time (a server down, a per-key lock another user holds) fails the
-// command instead of hanging it.
+// acquireLease acquires key; with wait it waits for the holder, until
+// timeout if positive, or an interrupt. It returns the lease, or nil and
+// the exit status. Each attempt is bounded by the TTL: a store that does
+// not answer in that time (a server down, a per-key lock another user
+// holds) fails the command, with --wait too, instead of hanging it or
+// passing for a holder to wait for.
 func acquireLease(m *lease.Manager, key string, wait bool, timeout, ttl time.Duration, stderr io.Writer) (*lease.Lease, int) {
 	ctx, stop := signal.NotifyContext(context.Background(), forwardedSignals...)
 	defer stop()
@@ -245,17 +245,27 @@ func acquireLease(m *lease.Manager, key string, wait bool, timeout, ttl time.Dur
 		l   *lease.Lease
 		err error
 	)
+	attempt := func(ctx context.Context) (*lease.Lease, error) {
+		ctx, cancel := context.WithTimeoutCause(ctx, ttl, errStoreSilent)
+		defer cancel()
+		return m.Acquire(ctx, key)
+	}
 	if wait {
 		wctx, cancel := ctx, context.CancelFunc(func() {})
 		if timeout > 0 {
 			wctx, cancel = context.WithTimeoutCause(ctx, timeout, errWaitTimedOut)
 		}
-		l, err = m.AcquireWait(wctx, key)
+		// As lease.Manager.AcquireWait polls, between a twentieth and a
+		// tenth of the TTL, but with each attempt bounded.
+		pause := platform.Backoff{Clock: host().GetClock(), First: max(ttl/10, 2*time.Millisecond), Jitter: true}
+		for l, err = attempt(wctx); errors.Is(err, lease.ErrHeld); l, err = attempt(wctx) {
+			if err = pause.Wait(wctx); err != nil {
+				break
+			}
+		}
 		cancel()
 	} else {
-		attempt, cancel := context.WithTimeoutCause(ctx, ttl, errStoreSilent)
-		l, err = m.Acquire(attempt, key)
-		cancel()
+		l, err = attempt(ctx)
 	}
 	var held *lease.HeldError
 	switch {

@@ -5,7 +5,9 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -193,6 +195,16 @@ func TestLeaseUsage(t *testing.T) {
 	if code, _, errOut := runCLI(t, "", "lease", "run", "--store", store, "--key", "k", "--ttl", "1s", "--heartbeat", "1s", "--", "true"); code != 2 || !strings.Contains(errOut, "Heartbeat") {
 		t.Errorf("invalid config: exit %d, stderr %q", code, errOut)
 	}
+	// A bad key is bad usage, found before the store is opened (or made).
+	long := strings.Repeat("k", 300)
+	for _, args := range [][]string{{"lease", "run", "--store", store, "--key", long, "--", "true"}, {"lease", "break", "--store", store, "--key", long}} {
+		if code, _, errOut := runCLI(t, "", args...); code != 2 || !strings.Contains(errOut, "--key") {
+			t.Errorf("collab lease %s with a key of 300 bytes: exit %d, stderr %q; want 2 naming --key", args[1], code, errOut)
+		}
+	}
+	if _, err := os.Stat(store); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("a refused key left the store %s: %v", store, err)
+	}
 }
 
 // TestLeaseLsListsTheReadableRecordsAndReportsTheCorrupt: one corrupt
@@ -360,7 +372,8 @@ func TestStoreFromTheEnvironment(t *testing.T) {
 
 // TestLeaseRunBoundedByTheTTL: another user who holds a key's write lock
 // in a file store forever makes lease run fail within about a TTL, with
-// the cause, instead of hanging it.
+// the cause, instead of hanging it; with --wait too, where the silent
+// store is not a holder to wait for.
 func TestLeaseRunBoundedByTheTTL(t *testing.T) {
 	dir := t.TempDir()
 	if code, _, errOut := runCLI(t, "", "lease", "run", "--store", "dir:"+dir, "--key", "k", "--", "true"); code != 0 {
@@ -371,22 +384,25 @@ func TestLeaseRunBoundedByTheTTL(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer u.Unlock()
-	done := make(chan struct{})
-	var (
-		code   int
-		errOut string
-	)
-	go func() {
-		defer close(done)
-		code, _, errOut = runCLI(t, "", "lease", "run", "--store", "dir:"+dir, "--key", "k", "--ttl", "1s", "--heartbeat", "100ms", "--", "true")
-	}()
-	select {
-	case <-done:
-	case <-time.After(time.Minute):
-		t.Fatal("lease run has not returned a minute after its one-second TTL")
-	}
-	if code == 0 || !strings.Contains(errOut, "did not answer within the TTL") {
-		t.Fatalf("exit %d, stderr %q; want a failure naming the silent store", code, errOut)
+	for _, wait := range [][]string{nil, {"--wait"}, {"--wait", "--timeout", "30s"}} {
+		done := make(chan struct{})
+		var (
+			code   int
+			errOut string
+		)
+		go func() {
+			defer close(done)
+			args := append([]string{"lease", "run", "--store", "dir:" + dir, "--key", "k", "--ttl", "1s", "--heartbeat", "100ms"}, wait...)
+			code, _, errOut = runCLI(t, "", append(args, "--", "true")...)
+		}()
+		select {
+		case <-done:
+		case <-time.After(time.Minute):
+			t.Fatalf("lease run %q has not returned a minute after its one-second TTL", wait)
+		}
+		if code != 1 || !strings.Contains(errOut, "did not answer within the TTL") {
+			t.Fatalf("lease run %q: exit %d, stderr %q; want 1 and a failure naming the silent store", wait, code, errOut)
+		}
 	}
 }
 

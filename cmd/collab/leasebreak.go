@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/rivus/collab/lease"
+	"github.com/rivus/collab/lease/store"
 	"github.com/rivus/collab/platform"
 )
 
@@ -18,18 +19,23 @@ const breakTimeout = 30 * time.Second
 var errBreakSilent = fmt.Errorf("the store did not answer within %v", breakTimeout)
 
 // runLeaseBreak ends a stuck holder's lease (lease.Break): 0 when broken,
-// 75 when a live holder on this host is refused without --force, 1 when
-// there is no lease to break or the store fails, 2 on bad usage.
+// 75 when a holder that may still run on this host is refused without
+// --force, 1 when there is no lease to break or the store fails, 2 on bad
+// usage (a bad --key among it, found before the store is opened).
 func runLeaseBreak(args []string, stdout, stderr io.Writer) int {
 	fs := newFlags("collab lease break", leaseBreakUsage, stderr)
 	storeSpec := fs.String("store", os.Getenv(storeEnv), "a SQLite file path, dir:PATH, or a postgres:// URL (default $"+storeEnv+")")
 	key := fs.String("key", "", "the key whose lease to break")
-	force := fs.Bool("force", false, "break a holder that is alive on this host too")
+	force := fs.Bool("force", false, "break a holder that may still run on this host too")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
 	if *key == "" || fs.NArg() != 0 {
 		fs.Usage()
+		return 2
+	}
+	if err := store.ValidateKey(*key); err != nil {
+		fmt.Fprintf(stderr, "collab lease break: --key: %v\n", err)
 		return 2
 	}
 	p := host()
@@ -45,7 +51,7 @@ func runLeaseBreak(args []string, stdout, stderr io.Writer) int {
 	var held *lease.HeldError
 	switch {
 	case errors.As(err, &held):
-		fmt.Fprintf(stderr, "collab lease break: %q is held by pid %d on %s, which is alive on this host; --force breaks it anyway\n",
+		fmt.Fprintf(stderr, "collab lease break: %q is held by pid %d on %s, which may still run on this host; --force breaks it anyway\n",
 			*key, held.Holder.PID, platform.Printable(held.Holder.Host))
 		return exitHeld
 	case errors.Is(err, lease.ErrNotHeld):

@@ -21,8 +21,8 @@
 //	                           list keys with generation, state, holder, age
 //	collab lease break --store STORE --key KEY [--force]
 //	                           end a stuck holder's lease: a tombstone of the next
-//	                           generation fences it out; a holder alive on this host
-//	                           only with --force (exit 75 without)
+//	                           generation fences it out; a holder that may still run
+//	                           on this host only with --force (exit 75 without)
 //	collab lock [--wait] [--timeout D] PATH -- COMMAND [ARG...]
 //	                           run COMMAND holding the process lock at PATH; the
 //	                           lock's guard is its descriptor $COLLAB_LOCK_FD (3), which

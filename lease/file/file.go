@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/rivus/collab/internal/jsontail"
 	"github.com/rivus/collab/lease/internal/check"
 	"github.com/rivus/collab/lease/internal/keyfile"
 	"github.com/rivus/collab/lease/internal/quote"
@@ -234,7 +235,7 @@ func decodeFileRecord(data []byte, key string) (store.Record, error) {
 		}
 		return store.Record{}, fmt.Errorf("not a JSON record: %w", err)
 	}
-	if dec.More() {
+	if jsontail.Trailing(dec, data) {
 		return store.Record{}, errors.New("trailing data after the record")
 	}
 	switch {

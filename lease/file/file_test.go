@@ -104,6 +104,8 @@ func TestCorruptRecord(t *testing.T) {
 		{"empty", "", "not a JSON record"},
 		{"truncated", validRecord[:40], "not a JSON record"},
 		{"trailing data", validRecord + "{}", "trailing data"},
+		{"trailing brace", validRecord + "}", "trailing data"},
+		{"trailing bracket", validRecord + "]", "trailing data"},
 		{"another key", strings.Replace(validRecord, `"task:42"`, `"task:43"`, 1), `holds key "task:43"`},
 		{"unknown format", strings.Replace(validRecord, `"format":1`, `"format":2`, 1), "format 2 is not supported"},
 		{"no format", strings.Replace(validRecord, `"format":1,`, ``, 1), "format 0 is not supported"},

@@ -43,8 +43,13 @@ var storedRowIsValid = "generation <> 0 AND ttl_ns > 0 AND (released OR NOT brok
 	// (equal bytes, compared first: a regular expression costs
 	// microseconds), or one in the form Marshal writes. At most 4 bytes
 	// a character: within platform.ParseIdentity's 4096 bytes, whatever
-	// the server's encoding.
-	` AND (holder COLLATE "C" = $9 OR char_length(holder) <= 1024 AND holder ~ ` + sqlString(holderPattern) + ")" +
+	// the server's encoding. Its host and boot id within the bounds of
+	// platform.Identity.Validate, in bytes of UTF-8 as written, which
+	// reading can only shorten (an escape stands for fewer bytes than
+	// its own).
+	` AND (holder COLLATE "C" = $9 OR char_length(holder) <= 1024 AND holder ~ ` + sqlString(holderPattern) +
+	` AND octet_length(convert_to(substring(holder from ` + sqlString(`^[{]"host":"(`+jsonChar+`*)"`) + `), 'UTF8')) <= 255` +
+	` AND octet_length(convert_to(substring(holder from ` + sqlString(`^[{]"host":"`+jsonChar+`*","bootId":"(`+jsonChar+`+)"`) + `), 'UTF8')) <= 128)` +
 	" AND renewed_at ~ " + sqlString(renewedAtPattern)
 
 // holderPattern matches the JSON that platform.Identity.Marshal writes
@@ -52,11 +57,14 @@ var storedRowIsValid = "generation <> 0 AND ttl_ns > 0 AND (released OR NOT brok
 // id, a pid of at most 9 digits (valid: above 0, within maxPID), a start
 // time and pid namespace of at most 19 digits and not 0 (within uint64).
 // Strings hold no control character and only JSON's escapes.
-var holderPattern = func() string {
-	str := `"([^"\\[:cntrl:]]|\\(["\\/bfnrt]|u[0-9a-fA-F]{4}))`
-	return `^[{]"host":` + str + `*","bootId":` + str + `+","pid":[1-9][0-9]{0,8},"startTime":[1-9][0-9]{0,18}` +
-		`(,"pidNamespace":[1-9][0-9]{0,18})?[}]$`
-}()
+var holderPattern = `^[{]"host":"` + jsonChar + `*","bootId":"` + jsonChar + `+","pid":[1-9][0-9]{0,8},"startTime":[1-9][0-9]{0,18}` +
+	`(?:,"pidNamespace":[1-9][0-9]{0,18})?[}]$`
+
+// jsonChar is one character of a JSON string as Marshal writes it: any
+// but a quote, a backslash or a control character, or one of JSON's
+// escapes. Its groups capture nothing, so that a pattern of it captures
+// only what it marks.
+const jsonChar = `(?:[^"\\[:cntrl:]]|\\(?:["\\/bfnrt]|u[0-9a-fA-F]{4}))`
 
 // renewedAtPattern matches the times that time.Parse(time.RFC3339Nano)
 // reads on its fast path, with at most 9 digits of a second, and days

@@ -2,6 +2,7 @@ package postgres
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -37,10 +38,16 @@ func TestStoredRowIsValidImpliesDecode(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 
 	var written []platform.Identity
-	for _, host := range []string{"", "h", "ünï", `q"uote\back/slash`, "ctl\x01\n\t", "<&>", "\u2028", "bad \xff utf-8", strings.Repeat("h", 1000)} {
-		for _, pid := range []int{1, 42, 999_999_999} {
-			for _, ns := range []uint64{0, 4026531836, 1e19 - 1, 1<<64 - 1} {
-				written = append(written, platform.Identity{Host: host, BootID: "0f4c2b7e-5a1d", PID: pid, StartTime: uint64(rng.Int64N(1<<62)) + 1, PIDNamespace: ns})
+	// Hosts and boot ids at the bounds of Validate (255 and 128 bytes),
+	// of one-byte, two-byte and escaped characters, and beyond them.
+	hosts := []string{"", "h", "ünï", `q"uote\back/slash`, "ctl\x01\n\t", "<&>", "\u2028", "bad \xff utf-8", strings.Repeat("h", 1000),
+		strings.Repeat("h", 255), strings.Repeat("h", 256), strings.Repeat("é", 127) + "h", strings.Repeat("é", 128), strings.Repeat("<", 255), strings.Repeat("\x01", 256)}
+	boots := []string{"0f4c2b7e-5a1d", strings.Repeat("b", 128), strings.Repeat("b", 129), strings.Repeat("ü", 64), strings.Repeat("ü", 64) + "b", strings.Repeat("\"", 128)}
+	for i, host := range hosts {
+		for j, pid := range []int{1, 42, 999_999_999} {
+			for k, ns := range []uint64{0, 4026531836, 1e19 - 1, 1<<64 - 1} {
+				boot := boots[(i+j+k)%len(boots)]
+				written = append(written, platform.Identity{Host: host, BootID: boot, PID: pid, StartTime: uint64(rng.Int64N(1<<62)) + 1, PIDNamespace: ns})
 			}
 		}
 	}
@@ -49,10 +56,12 @@ func TestStoredRowIsValidImpliesDecode(t *testing.T) {
 	for _, id := range written {
 		h := string(id.Marshal())
 		holders = append(holders, h)
-		// Marshal of a valid identity, of at most 1024 characters and
+		// Marshal of a valid identity, of at most 1024 characters, a host
+		// and boot id within Validate's bounds as written (escaped), and
 		// numbers of at most 19 digits: the check must accept it. (It
 		// may refuse DEL, a control character to the server.)
-		canonical[h] = len([]rune(h)) <= 1024 && !strings.ContainsRune(h, 0x7f) && id.StartTime < 1e19 && id.PIDNamespace < 1e19
+		canonical[h] = id.Validate() == nil && len([]rune(h)) <= 1024 && !strings.ContainsRune(h, 0x7f) && id.StartTime < 1e19 && id.PIDNamespace < 1e19 &&
+			writtenLen(id.Host) <= 255 && writtenLen(id.BootID) <= 128
 		for range 40 {
 			holders = append(holders, mutate(rng, h, `{}":,\-0123456789 ubtnx`+"\x01"))
 		}
@@ -131,6 +140,12 @@ func TestStoredRowIsValidImpliesDecode(t *testing.T) {
 			t.Errorf("released %v, broken %v: the check refuses a row as this package writes it", flags[0], flags[1])
 		}
 	}
+}
+
+// writtenLen is the length of s as Marshal writes it in a JSON string.
+func writtenLen(s string) int {
+	b, _ := json.Marshal(s)
+	return len(b) - 2
 }
 
 func pick(what, holder, renewedAt string) string {
