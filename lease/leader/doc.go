@@ -10,7 +10,9 @@
 // context ends it releases the lease, so that another process leads at
 // once, and returns the context's cause. When Lead returns on its own,
 // Run releases the lease and returns Lead's error: a leader that is done
-// steps down.
+// steps down. However a term ends (Lead returns or panics, the lease is
+// lost, Run's context ends), Lead's context is cancelled before the lease
+// is let go, and Config.OnStopped runs after both.
 //
 // A successor leads as the lease is taken over: at once when the leader
 // releases the lease or its process is gone from this process table
@@ -30,6 +32,9 @@
 //     lease gives no other guarantee to a leader paused past its TTL.
 //  3. Every candidate uses the same repository and key, and managers with
 //     one TTL (lease's duty 4).
-//  4. The Manager outlives Run; closing it ends the campaign with
-//     lease.ErrClosed.
+//  4. The Manager outlives Run. Closing it ends the campaign with
+//     lease.ErrClosed, but the Manager lets the lease go first and Lead
+//     hears of it after, so another process may lead while Lead still
+//     runs: to step down cleanly, cancel Run's context and wait for Run
+//     to return before closing the Manager.
 package leader

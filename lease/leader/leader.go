@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/rivus/collab/lease"
+	"github.com/rivus/collab/lease/store"
 )
 
 // Config configures Run.
@@ -13,23 +14,27 @@ type Config struct {
 	// Manager acquires and renews the lease; its TTL and heartbeat are
 	// the election's. Required.
 	Manager *lease.Manager
-	// Key names the election. Required.
+	// Key names the election: a lease key (store.ValidateKey). Required.
 	Key string
 	// Lead runs while this process leads, with the lease's fencing token.
 	// Its context is cancelled when leadership ends (see the package
-	// doc). Required.
+	// doc), and in any case before the lease is let go. Required.
 	Lead func(ctx context.Context, token lease.Token) error
 	// OnStarted, if set, is called when this process starts leading,
 	// before Lead.
 	OnStarted func(token lease.Token)
 	// OnStopped, if set, is called when a term has ended, after Lead has
-	// returned and the lease was let go. cause is lease.ErrLost when the
-	// lease was lost, the cause of Run's context when that ended, and
-	// otherwise what Lead returned.
+	// returned, its context was cancelled and the lease was let go. cause
+	// is lease.ErrLost when the lease was lost while Lead ran, the cause
+	// of Run's context when that ended, lease.ErrClosed when the Manager
+	// was closed, ErrLeadPanicked when OnStarted or Lead panicked (the
+	// panic goes on once OnStopped returns), and otherwise what Lead
+	// returned.
 	OnStopped func(token lease.Token, cause error)
 	// OnError, if set, hears each failed attempt to acquire the lease (a
-	// repository error), which Run retries after RetryPeriod, and each
-	// error Lead returns after leadership was lost.
+	// repository error), which Run retries after RetryPeriod, each error
+	// Lead returns after leadership was lost, and each failure to let the
+	// lease go (it then stays held until its TTL has passed).
 	OnError func(error)
 	// RetryPeriod is the wait after a failed attempt to acquire; zero
 	// means a second. Waiting for a held lease is AcquireWait's: about a
@@ -51,6 +56,8 @@ func (c Config) validate() error {
 		return &ConfigError{"Manager", "is required"}
 	case c.Key == "":
 		return &ConfigError{"Key", "is required"}
+	case store.ValidateKey(c.Key) != nil:
+		return &ConfigError{"Key", "is not a lease key: " + store.ValidateKey(c.Key).Error()}
 	case c.Lead == nil:
 		return &ConfigError{"Lead", "is required"}
 	case c.RetryPeriod < 0:
@@ -76,7 +83,9 @@ func Run(ctx context.Context, cfg Config) error {
 		switch {
 		case ctx.Err() != nil:
 			if l != nil {
-				l.Close()
+				if err := l.Close(); err != nil {
+					report(cfg.OnError, err)
+				}
 			}
 			return context.Cause(ctx)
 		case errors.Is(err, lease.ErrClosed):
@@ -94,41 +103,80 @@ func Run(ctx context.Context, cfg Config) error {
 	}
 }
 
-// term leads while l is held: it runs Lead, then lets the lease go. It
-// reports whether the lease was lost, so that Run campaigns again;
-// otherwise the error Run returns.
+// ErrLeadPanicked is OnStopped's cause for a term that ended in a panic
+// of OnStarted or Lead; the panic goes on once OnStopped has returned.
+var ErrLeadPanicked = errors.New("leader: OnStarted or Lead panicked")
+
+// term leads while l is held: it runs Lead, then ends the term (endTerm),
+// also when OnStarted or Lead panics. It reports whether the lease was
+// lost, so that Run campaigns again; otherwise the error Run returns.
 func term(ctx context.Context, cfg Config, l *lease.Lease) (lost bool, err error) {
-	token := l.Token()
+	t := &leaderTerm{cfg: cfg, lease: l, token: l.Token()}
+	var lctx context.Context
+	lctx, t.cancel = context.WithCancelCause(ctx)
+	defer func() { lost, err = t.end(ctx) }()
 	if cfg.OnStarted != nil {
-		cfg.OnStarted(token)
+		cfg.OnStarted(t.token)
 	}
-	lctx, cancel := context.WithCancelCause(ctx)
-	defer cancel(nil)
 	go func() {
 		select {
 		case <-l.Lost():
-			cancel(l.Err())
+			t.cancel(l.Err())
 		case <-lctx.Done():
 		}
 	}()
-	leadErr := cfg.Lead(lctx, token)
-	lost = errors.Is(l.Err(), lease.ErrLost)
-	closed := errors.Is(l.Err(), lease.ErrReleased) // the Manager's Close released it
-	l.Close()
-	cause := leadErr
+	// The lease may have ended already (during OnStarted, or as it was
+	// acquired): Lead must not begin with a live context then, and the
+	// goroutine above may not have run yet.
+	if err := l.Err(); err != nil {
+		t.cancel(err)
+	}
+	t.leadErr = cfg.Lead(lctx, t.token)
+	// Lost while Lead ran, as Lead could see: a Lead that returns on its
+	// own as the lease is lost steps down rather than leading again.
+	t.lost = errors.Is(context.Cause(lctx), lease.ErrLost)
+	t.returned = true
+	return false, nil // set by t.end
+}
+
+// leaderTerm is one term of Run, as its end reads it.
+type leaderTerm struct {
+	cfg      Config
+	lease    *lease.Lease
+	token    lease.Token
+	cancel   context.CancelCauseFunc // ends Lead's context
+	leadErr  error                   // what Lead returned
+	lost     bool                    // Lead's context was ended by the lease's loss
+	returned bool                    // Lead returned (it did not panic)
+}
+
+// end ends the term, in this order, whatever ended it: Lead's context is
+// cancelled, so that nothing of this term believes it leads once the
+// lease is let go; the lease is let go (an error of that goes to
+// OnError); OnStopped hears why the term ended. It returns term's
+// results.
+func (t *leaderTerm) end(ctx context.Context) (lost bool, err error) {
+	closed := errors.Is(t.lease.Err(), lease.ErrReleased) // the Manager's Close released it
+	cause := t.leadErr
 	switch {
-	case lost:
+	case !t.returned:
+		cause = ErrLeadPanicked
+	case t.lost:
 		cause = lease.ErrLost
-		if leadErr != nil && !errors.Is(leadErr, context.Canceled) && !errors.Is(leadErr, lease.ErrLost) {
-			report(cfg.OnError, leadErr)
+		if t.leadErr != nil && !errors.Is(t.leadErr, context.Canceled) && !errors.Is(t.leadErr, lease.ErrLost) {
+			report(t.cfg.OnError, t.leadErr)
 		}
 	case ctx.Err() != nil:
 		cause = context.Cause(ctx)
 	case closed:
 		cause = lease.ErrClosed
 	}
-	if cfg.OnStopped != nil {
-		cfg.OnStopped(token, cause)
+	t.cancel(cause)
+	if err := t.lease.Close(); err != nil {
+		report(t.cfg.OnError, err)
+	}
+	if t.cfg.OnStopped != nil {
+		t.cfg.OnStopped(t.token, cause)
 	}
 	switch {
 	case ctx.Err() != nil: // lost at the moment Run's ctx ended: Run ends
@@ -136,7 +184,7 @@ func term(ctx context.Context, cfg Config, l *lease.Lease) (lost bool, err error
 	case closed:
 		return false, lease.ErrClosed
 	}
-	return lost, cause
+	return t.lost, cause
 }
 
 func report(onError func(error), err error) {
