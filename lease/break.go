@@ -3,6 +3,7 @@ package lease
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math"
 
 	"github.com/rivus/collab/lease/store"
@@ -28,6 +29,12 @@ const breakAttempts = 5
 // holder finds the lease lost: Break does not wait for the fence, which a
 // stuck holder may keep.
 //
+// Break retries a holder that renews between its read and its write, up
+// to breakAttempts times. A holder that took the key over meanwhile, of
+// another generation, is not the one Break was asked to end: Break
+// returns an error wrapping store.ErrRevisionConflict, which names it,
+// and writes nothing; break it anew if it is stuck too.
+//
 // A holder that may run on this process table (judged Alive, or Unknown:
 // there but not inspectable, which counts as alive) is refused with a
 // *HeldError unless force: breaking it lets a successor in while it still
@@ -47,13 +54,20 @@ func Break(ctx context.Context, repo store.Repository, p *platform.Platform, key
 	if err != nil {
 		return store.Snapshot{}, err
 	}
+	var target store.Snapshot // the holder the first read found
 	for attempt := 1; ; attempt++ {
 		rec, ok, err := repo.Load(ctx, key)
+		if attempt == 1 {
+			target = rec.Snapshot
+		}
 		switch {
 		case err != nil:
 			return store.Snapshot{}, err
 		case !ok || rec.Snapshot.Released:
 			return store.Snapshot{}, ErrNotHeld
+		case attempt > 1 && rec.Snapshot.Generation != target.Generation:
+			return store.Snapshot{}, &store.RepositoryError{Op: "break", Key: key, Err: fmt.Errorf("%w: generation %d, held by %v, took the key over from generation %d while the break was retried",
+				store.ErrRevisionConflict, rec.Snapshot.Generation, rec.Snapshot.Holder, target.Generation)}
 		case !force && mayRun(p.Process.Judge(rec.Snapshot.Holder).Liveness):
 			holder := rec.Snapshot.Holder
 			return store.Snapshot{}, &HeldError{Key: key, Holder: &holder}

@@ -46,7 +46,8 @@
 // Close re-reads the record and writes a tombstone keeping this generation
 // only if the record still holds it, so it never erases a successor; the
 // next acquisition gets a larger generation. After Close, Lost() is closed
-// and Err() returns [ErrReleased]. Once Manager.Close has begun, Acquire
+// and Err() returns [ErrReleased], or [ErrLost] when the lease was lost
+// first. Once Manager.Close has begun, Acquire
 // returns [ErrClosed].
 //
 // RunFenced holds the repository's per-key fence and re-reads the record

@@ -108,6 +108,9 @@ func (m *Manager) collectDue() ([]renewal, time.Duration) {
 			continue
 		}
 		h.scheduled = false
+		if h.passDeadlineLocked(now) {
+			continue
+		}
 		if out := m.fireLocked(h, trRenewDue, 0); !out.Has(outRenew) {
 			continue
 		}

@@ -12,8 +12,10 @@ import (
 // that keeps this generation, only if the record still holds it, so that
 // it never erases a successor; if the record moves in between, it reads
 // it again. Fenced work still running is cancelled with
-// cause ErrReleased. It is idempotent; a lost lease is closed the same way
-// (it finds the record moved on, and writes nothing).
+// cause ErrReleased. It is idempotent; a lost lease is closed the same way:
+// where a successor or a break has moved the record on, it writes
+// nothing, and where the lease was lost at its deadline, the record still
+// holds its generation and gets the tombstone.
 func (h *Lease) Close() error {
 	h.closeOnce.Do(func() { h.closeErr = h.release() })
 	return h.closeErr

@@ -38,6 +38,22 @@ func (h *Lease) armDeadlineLocked(d time.Duration) {
 	h.deadline = armed
 }
 
+// passDeadlineLocked fires DeadlinePassed at h, as its deadline's timer
+// would, when the deadline has come by now although the timer's goroutine
+// has not run yet, and reports whether it did. A renewal must not start
+// then: it could succeed, and the lease would live on past the moment it
+// promised to declare itself lost.
+func (h *Lease) passDeadlineLocked(now time.Duration) bool {
+	m := h.m
+	if h.deadline == nil || now < h.writeStart+m.lifetime() {
+		return false
+	}
+	h.deadline.Stop()
+	h.deadline = nil
+	m.fireLocked(h, trDeadlinePassed, 0)
+	return true
+}
+
 // endLocked ends h with err: Lost() closes, timers stop, and fenced work
 // in flight is cancelled with err as its cause.
 func (h *Lease) endLocked(err error) {
