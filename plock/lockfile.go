@@ -81,6 +81,9 @@ func (b *fileBackend) inspect() (lockState, error) {
 	if errors.Is(err, fs.ErrNotExist) {
 		return lockState{free: true}, nil
 	}
+	if errors.Is(err, platform.ErrTooLarge) {
+		return lockState{}, &StampError{Path: b.path, Err: err} // too long for an identity
+	}
 	if err != nil {
 		return lockState{}, fmt.Errorf("plock: read lock file %s: %w", b.path, err)
 	}

@@ -48,8 +48,9 @@ type Lock struct {
 	task   *task
 	held   held
 
-	once sync.Once
-	err  error
+	mu       sync.Mutex
+	released bool  // the first Release has run
+	err      error // what the last Release returned
 }
 
 // Path returns the lock's path, its directory resolved through symlinks.
@@ -61,9 +62,19 @@ func (l *Lock) Holder() *platform.Identity { return l.holder }
 
 // Release releases the lock and hands the turn to the next task of this
 // process that waits for it. It is idempotent: later calls return the
-// first call's error.
+// first call's error, except where the first could not remove a lock
+// file (an I/O error, too many open files): a later call tries again, as
+// the file names this live process, which nobody else may remove.
 func (l *Lock) Release() error {
-	l.once.Do(func() { l.err = unlock(l.task, turns.fire(l.task, trRelease), l.held) })
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	switch f, isFile := l.held.(*fileHeld); {
+	case !l.released:
+		l.released = true
+		l.err = unlock(l.task, turns.fire(l.task, trRelease), l.held)
+	case l.err != nil && isFile:
+		l.err = f.release()
+	}
 	return l.err
 }
 
@@ -94,7 +105,10 @@ func (l *Lock) Close() error { return l.Release() }
 // of this process holds or attempts it, Acquire returns a *HeldError at
 // once, or with opts.Wait waits its turn and then for the holder. A ctx
 // that ends while waiting returns context.Cause(ctx) and leaves the other
-// tasks' turns as they were. A ctx that ends while the call attempts the
+// tasks' turns as they were, unless the turn was handed to the call
+// before it saw the end: it then attempts, as below, so a call cancelled
+// just before the holder let go may still return the lock, which its
+// caller must release. A ctx that ends while the call attempts the
 // lock takes effect after the attempt: an attempt that took the lock
 // returns it, as golang.org/x/sync's semaphore does. A nil p is
 // sqlite.OS() of platform/sqlite. A p without FS or Process, or an
@@ -146,14 +160,19 @@ func IsHeld(ctx context.Context, p *platform.Platform, path string) (bool, error
 	if busy, _ := turns.busy(newTurnKey(opener(p), resolved)); busy {
 		return true, nil // never open the file behind our own holder
 	}
-	held, _, err := backendFor(p, resolved).isHeld(ctx)
+	held, _, err := probe(ctx, p, resolved)
+	return held, err
+}
+
+// probe asks the backend whether the lock at resolved is held, and adds
+// what the kernel's answer leaves out: this process's own locks, of
+// another opener of the path, or of an acquisition that began meanwhile.
+func probe(ctx context.Context, p *platform.Platform, resolved string) (bool, *platform.Identity, error) {
+	held, holder, err := backendFor(p, resolved).isHeld(ctx)
 	if !held && err == nil {
-		// The kernel's answer leaves out this process's locks: those of
-		// another opener of the path, or of an acquisition that began
-		// meanwhile.
 		held = turns.busyPath(resolved)
 	}
-	return held, err
+	return held, holder, err
 }
 
 func turnPolicy(p policy.Policy) (policy.Policy, error) {
@@ -364,7 +383,7 @@ func Inspect(ctx context.Context, p *platform.Platform, path string) (Report, er
 		// file behind it.
 		return Report{Held: true, Holder: holder}, nil
 	}
-	held, holder, err := backendFor(p, resolved).isHeld(ctx)
+	held, holder, err := probe(ctx, p, resolved)
 	if err != nil {
 		return Report{}, err
 	}

@@ -114,24 +114,15 @@ func (h *sqliteHeld) stamp(name string, self *platform.Identity) error {
 			return h.stamped(name, err)
 		}
 	}
-	err = removeIfExists(h.fsys, name)
-	if errors.Is(err, fs.ErrPermission) {
-		// Another user's stamp in a sticky directory (/tmp): it cannot
-		// be replaced, and the stamp is only for diagnostics, so the lock
-		// is kept without one. Readers may meet that user's stale stamp,
-		// which names a process that does not hold the lock.
+	if err = removeIfExists(h.fsys, name); err != nil || self == nil {
+		// What cannot be removed (another user's stamp in a sticky
+		// directory such as /tmp, a directory of that name) cannot be
+		// replaced either, and the stamp is only for diagnostics, so the
+		// lock is kept without one. Readers may meet a stale stamp, which
+		// names a process that does not hold the lock.
 		return nil
 	}
-	if self == nil {
-		if err != nil {
-			return fmt.Errorf("plock: remove stale holder stamp %s: %w", name, err)
-		}
-		return nil
-	}
-	if err == nil {
-		err = h.fsys.CreateExclusive(name, self.Marshal(), 0o644)
-	}
-	return h.stamped(name, err)
+	return h.stamped(name, h.fsys.CreateExclusive(name, self.Marshal(), 0o644))
 }
 
 // stamped records the stamp at name once written (err nil).
