@@ -26,9 +26,13 @@
 // after an interruption was Interrupted; any other error, a panic or a
 // runtime.Goexit is Failed. OnExit hears each of these, and Interrupted
 // with Started false for an owed activation dropped by Cancel or Close
-// before it started (then Activate was never called). OnExit runs before
-// the key's lane moves on and before its slot passes to another key; a
-// panic in it is logged as a warning and the lanes go on.
+// before it started (then Activate was never called). For an activation
+// that ran, OnExit runs before the key's lane moves on and before its
+// slot passes to another key. The report of a dropped wake runs on the
+// goroutine of the Cancel or Close that dropped it, after the lane has
+// moved on: it may run while another OnExit of the same key does, and be
+// heard after a later activation's. A panic or runtime.Goexit in OnExit
+// is logged as a warning and the lanes go on.
 //
 // Cancel(ctx, key) drops the wakes key owes, interrupts its activation and
 // returns once Activate has returned and OnExit has run. Close refuses
@@ -71,8 +75,11 @@
 //  2. OnExit does not call Cancel or Close of the same lanes, nor wait
 //     for them; nor does Activate call Close or wait for it (Close waits
 //     for every activation to return, the caller's own too, so it would
-//     wait for ever). To stop the lanes from inside, cancel the context
-//     given to New, whose Close runs on a goroutine of its own.
+//     wait for ever). Activate cancels its own key, or a key whose
+//     activation may cancel its own, only with a ctx that ends: Cancel
+//     waits for the activation, here the caller. To stop the lanes from
+//     inside, cancel the context given to New, whose Close runs on a
+//     goroutine of its own.
 //  3. Close is called (or New's ctx cancelled) before the program drops
 //     the lanes, so that their goroutines end.
 //

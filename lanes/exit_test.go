@@ -222,3 +222,41 @@ func TestOnExitGoexit(t *testing.T) {
 		t.Errorf("no warning logged for the Goexit in OnExit:\n%s", out)
 	}
 }
+
+// TestGoexitInADroppedWakesReport: an OnExit that ends Close's goroutine
+// (runtime.Goexit, as t.FailNow would) while Close reports the dropped
+// wakes loses none of the others: they are reported on a goroutine of
+// their own, which a later Close waits for.
+func TestGoexitInADroppedWakesReport(t *testing.T) {
+	heard := make(chan string, 8)
+	l := newLanes(t, Config[string]{
+		MaxConcurrent: 1,
+		Activate: func(ctx context.Context, key string) error {
+			<-ctx.Done()
+			return ctx.Err()
+		},
+		OnExit: func(key string, e Exit) {
+			if i, ok := e.(Interrupted); ok && !i.Started && key == "x" {
+				runtime.Goexit()
+			}
+			heard <- key
+		},
+	})
+	wakeWant(t, l, "a", Started)
+	wakeWant(t, l, "x", Queued)
+	wakeWant(t, l, "y", Queued)
+	closeEnded := make(chan struct{})
+	go func() {
+		defer close(closeEnded) // on return, or on Goexit
+		l.Close()
+	}()
+	<-closeEnded
+	l.Close() // returns once every activation and report has ended
+	got := map[string]bool{}
+	for len(heard) > 0 {
+		got[<-heard] = true
+	}
+	if !got["a"] || !got["y"] || got["x"] {
+		t.Errorf("OnExit heard %v, want a's interrupted activation and y's dropped wake", got)
+	}
+}

@@ -72,12 +72,26 @@ func (fx *effects[K]) run(l *Lanes[K]) {
 	fx.report(l)
 }
 
-// report tells OnExit of the dropped wakes.
+// report tells OnExit of the dropped wakes, one at a time. If OnExit
+// ends the calling goroutine (runtime.Goexit), the wakes left are
+// reported on a goroutine of their own, which Close waits for as for an
+// activation.
 func (fx *effects[K]) report(l *Lanes[K]) {
-	for _, d := range fx.dropped {
+	defer func() {
+		if rest := fx.dropped; len(rest) > 0 {
+			fx.dropped = nil
+			l.activations.Add(1)
+			go func() {
+				defer l.activations.Done()
+				(&effects[K]{dropped: rest}).report(l)
+			}()
+		}
+	}()
+	for len(fx.dropped) > 0 {
+		d := fx.dropped[0]
+		fx.dropped = fx.dropped[1:]
 		l.onExit(d.key, Interrupted{Started: false, Cause: d.cause})
 	}
-	fx.dropped = nil
 }
 
 // stepLocked fires trigger at key's lane with the facts of this moment,
