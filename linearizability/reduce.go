@@ -88,17 +88,34 @@ type input struct {
 //     locks that refuse others, and a contender paused part-way holds
 //     them), which plock documents: its refusal says the lock was held or
 //     being taken, and a refusal changes nothing. A refusal that no
-//     concurrent attempt explains still needs a holder.
+//     concurrent attempt explains still needs a holder. plock acts inside
+//     its process, whatever the store: an attempt is under way until it
+//     returned, Unknown or not, or, cut short by a kill, until its
+//     process's reap (bounds.attemptEnd).
+//
+//   - A process dies after its last clock reading (the return of its last
+//     operation that returned, the call of one cut short), so its Crash is
+//     called no earlier than just after it: the kill is sent earlier, but
+//     the process runs on until the signal lands, and a Crash placed
+//     before its victim's own operation would leave a dead process
+//     holding the lock. An attempt at the lock cut short by the kill is
+//     dropped: taken or not, the death frees the lock, and refusals while
+//     it was under way are contended.
 func reduce(evs []*Event, clients map[int]int, b bounds) []porcupine.Operation {
 	ops := make([]porcupine.Operation, 0, len(evs))
 	var acquires []int // into ops: the acquisitions of unknown outcome
-	contended := contendedRefusals(evs)
+	contended := contendedRefusals(evs, b)
 	moved := proofsOf(evs)
 	for _, e := range evs {
-		if contended[e] {
+		_, killed := b.reaped[e.Process]
+		if contended[e] || e.Kind == Lock && e.Open && killed {
 			continue
 		}
-		ret, bounded := e.Return, false
+		call, ret, bounded := e.Call, e.Return, false
+		if e.Kind == Crash && !e.Open {
+			// The victim read the clock while alive: it died after that.
+			call = min(max(call, b.alive[e.Process]+1), ret)
+		}
 		if e.Uncertain() {
 			ret = b.end(e)
 			bounded = ret != math.MaxInt64
@@ -119,7 +136,7 @@ func reduce(evs []*Event, clients map[int]int, b bounds) []porcupine.Operation {
 				}
 			}
 		}
-		ops = append(ops, porcupine.Operation{ClientId: clients[e.Process], Input: &input{Event: e, bounded: bounded}, Call: e.Call, Return: ret})
+		ops = append(ops, porcupine.Operation{ClientId: clients[e.Process], Input: &input{Event: e, bounded: bounded}, Call: call, Return: ret})
 	}
 	slices.SortStableFunc(acquires, func(a, b int) int { return cmp.Compare(ops[a].Call, ops[b].Call) })
 	for r, i := range acquires {
@@ -203,7 +220,7 @@ func (p *proofs) noteTop(ret int64) {
 
 // contendedRefusals returns the refused lock attempts of evs during which
 // another lock attempt was under way (see reduce).
-func contendedRefusals(evs []*Event) map[*Event]bool {
+func contendedRefusals(evs []*Event, b bounds) map[*Event]bool {
 	var known, open []*Event // lock attempts of known and unknown outcome
 	var longest int64
 	for _, e := range evs {
@@ -225,7 +242,7 @@ func contendedRefusals(evs []*Event) map[*Event]bool {
 		during := func(d *Event, ret int64) bool {
 			return d != e && d.Call < e.Return && ret > e.Call
 		}
-		hit := slices.ContainsFunc(open, func(d *Event) bool { return during(d, math.MaxInt64) })
+		hit := slices.ContainsFunc(open, func(d *Event) bool { return during(d, b.attemptEnd(d)) })
 		// Only attempts called within the longest duration before e can
 		// still be under way at its call.
 		from, _ := slices.BinarySearchFunc(known, e.Call-longest, func(d *Event, t int64) int { return cmp.Compare(d.Call, t) })
@@ -250,21 +267,39 @@ func contendedRefusals(evs []*Event) map[*Event]bool {
 type bounds struct {
 	local  bool
 	reaped map[int]int64 // process → the return of the Crash event that killed it
+	alive  map[int]int64 // process → its latest clock reading: it was alive then
 }
 
-// boundsOf reads the reaps of killed processes from evs.
+// boundsOf reads from evs the reaps of killed processes, and the latest
+// moment each process is known to have been alive.
 func boundsOf(evs []Event, local bool) bounds {
-	b := bounds{local: local}
-	if !local {
-		return b
-	}
-	b.reaped = map[int]int64{}
+	b := bounds{local: local, reaped: map[int]int64{}, alive: map[int]int64{}}
 	for _, e := range evs {
-		if e.Kind == Crash && !e.Open {
+		switch {
+		case e.Kind == Crash && !e.Open:
 			b.reaped[e.Process] = e.Return
+		case e.Kind == Crash:
+		case e.Open:
+			b.alive[e.Process] = max(b.alive[e.Process], e.Call)
+		default:
+			b.alive[e.Process] = max(b.alive[e.Process], e.Return)
 		}
 	}
 	return b
+}
+
+// attemptEnd is the latest moment a lock attempt of unknown outcome can be
+// under way, whatever the store: plock acts inside its process, so an
+// attempt that returned is over, and one its process's death cut short is
+// over once the death was reaped (the reap included).
+func (b bounds) attemptEnd(e *Event) int64 {
+	if !e.Open {
+		return e.Return
+	}
+	if t, ok := b.reaped[e.Process]; ok && t > e.Call {
+		return t + 1
+	}
+	return math.MaxInt64
 }
 
 // end returns the latest moment e, of unknown outcome, can take effect:
