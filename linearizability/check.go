@@ -61,6 +61,10 @@ type partition struct {
 	// linearized: the segments were found linearizable, one after
 	// another, to the end.
 	linearized bool
+	// bounded: its operations of unknown outcome are bounded (see
+	// History.Local): a Local history's, and the lock's in any history,
+	// as plock acts inside its process whatever the lease store.
+	bounded bool
 }
 
 // Report is the outcome of Check.
@@ -82,7 +86,6 @@ type Report struct {
 	parts   []partition // every object, for WriteHTML on request
 	failing *partition  // the shortest failing segment, as an object of its own
 	timeout time.Duration
-	local   bool // the history was Local: the model to check it with
 }
 
 // Check checks h, partitioned by object (the lease and the lock of each
@@ -100,7 +103,7 @@ func Check(h History, timeout time.Duration) Report {
 	start := time.Now()
 	deadline := start.Add(nonZero(timeout))
 	parts := partitions(h.Events, h.Local)
-	r := Report{Verdict: Linearizable, Keys: len(parts), parts: parts, timeout: timeout, local: h.Local}
+	r := Report{Verdict: Linearizable, Keys: len(parts), parts: parts, timeout: timeout}
 	for _, p := range parts {
 		r.Ops += len(p.evs)
 		r.Segments += len(p.segs)
@@ -114,9 +117,13 @@ func Check(h History, timeout time.Duration) Report {
 		}
 	}
 	verdicts, failed := make([]Verdict, len(parts)), make([]int, len(parts))
-	m := model(h.Local)
+	bounded, unbounded := model(true), model(false)
 	parallel(len(parts), func(i int) {
-		verdicts[i], failed[i] = chain(m, h.Local, parts[i].segs, parts[i].frame, deadline)
+		m := unbounded
+		if parts[i].bounded {
+			m = bounded
+		}
+		verdicts[i], failed[i] = chain(m, parts[i].bounded, parts[i].segs, parts[i].frame, deadline)
 		parts[i].linearized = verdicts[i] == Linearizable
 	})
 	var fails []partition
@@ -205,7 +212,12 @@ func partitions(evs []Event, local bool) []partition {
 		if o := parts[j].id.Object; o == lockObject.String() || o == fenceObject.String() {
 			parts[j].evs = append(parts[j].evs, crashes...)
 		}
-		parts[j].ops = reduce(parts[j].evs, clients, b)
+		pb := b
+		if parts[j].id.Object == lockObject.String() {
+			pb.local = true // plock acts inside its process, whatever the store
+		}
+		parts[j].bounded = pb.local
+		parts[j].ops = reduce(parts[j].evs, clients, pb)
 		parts[j].segs = cut(parts[j].ops)
 		parts[j].frame = len(clients)
 	}

@@ -68,3 +68,18 @@ func TestRefusalWhileAKilledAttemptWasUnderWay(t *testing.T) {
 		t.Errorf("%v, want linearizable", got)
 	}
 }
+
+// TestLockBoundedInAnyHistory: plock acts inside its process whatever the
+// lease store, so the lock's operations of unknown outcome are bounded in
+// a history that is not Local too: an attempt that returned Unknown
+// before its process was killed cannot take the lock after the death.
+func TestLockBoundedInAnyHistory(t *testing.T) {
+	h := hist(
+		op(2, "k", Lock, none, unknown, 16, 17),
+		op(2, "", Crash, none, ok, 39, 44),
+		op(1, "k", Lock, none, refused, 50, 53),
+	)
+	if got := Check(h, time.Minute).Verdict; got != Violation {
+		t.Errorf("%v, want a violation (the lock is free from the reap on)", got)
+	}
+}

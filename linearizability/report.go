@@ -22,7 +22,9 @@ func (r Report) WriteHTML(path string) error {
 	} else {
 		ops = r.segmentOps()
 	}
-	m := model(r.local)
+	// The nondeterministic model takes each unbounded operation as the
+	// other does, and the lock's partitions are bounded in any history.
+	m := model(true)
 	m.Partition = func([]porcupine.Operation) [][]porcupine.Operation { return ops }
 	_, info := porcupine.CheckOperationsVerbose(m, nil, nonZero(r.timeout))
 	if err := porcupine.VisualizePath(m, info, path); err != nil {
