@@ -125,8 +125,11 @@ func NewManager(cfg Config) (*Manager, error) {
 }
 
 // Close releases every lease the manager holds and stops its heartbeat;
-// Acquire returns ErrClosed from the moment it begins. It returns the
-// first release error. It is idempotent.
+// an Acquire that begins after Close has begun returns ErrClosed. Close
+// first waits for the acquisitions already under way, each bounded only
+// by its caller's ctx (a repository that does not answer holds Close as
+// long), so that none ends holding a lease that Close missed. It returns
+// the first release error. It is idempotent.
 func (m *Manager) Close() error {
 	var err error
 	m.closeOnce.Do(func() {
