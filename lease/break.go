@@ -54,20 +54,20 @@ func Break(ctx context.Context, repo store.Repository, p *platform.Platform, key
 	if err != nil {
 		return store.Snapshot{}, err
 	}
-	var target store.Snapshot // the holder the first read found
+	var target store.Token // the generation the first read found
 	for attempt := 1; ; attempt++ {
 		rec, ok, err := repo.Load(ctx, key)
 		if attempt == 1 {
-			target = rec.Snapshot
+			target = rec.Snapshot.Generation
 		}
 		switch {
 		case err != nil:
 			return store.Snapshot{}, err
 		case !ok || rec.Snapshot.Released:
 			return store.Snapshot{}, ErrNotHeld
-		case attempt > 1 && rec.Snapshot.Generation != target.Generation:
+		case attempt > 1 && rec.Snapshot.Generation != target:
 			return store.Snapshot{}, &store.RepositoryError{Op: "break", Key: key, Err: fmt.Errorf("%w: generation %d, held by %v, took the key over from generation %d while the break was retried",
-				store.ErrRevisionConflict, rec.Snapshot.Generation, rec.Snapshot.Holder, target.Generation)}
+				store.ErrRevisionConflict, rec.Snapshot.Generation, rec.Snapshot.Holder, target)}
 		case !force && mayRun(p.Process.Judge(rec.Snapshot.Holder).Liveness):
 			holder := rec.Snapshot.Holder
 			return store.Snapshot{}, &HeldError{Key: key, Holder: &holder}
