@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+
+	"github.com/rivus/collab/internal/leasestep"
 )
 
 // RunFenced runs fn while holding the repository's per-key fence, after
@@ -50,12 +52,12 @@ func (h *Lease) RunFenced(ctx context.Context, fn func(ctx context.Context, toke
 	if err != nil {
 		return err
 	}
-	facts := h.ours(rec, ok)
 	m.mu.Lock()
-	out := m.fireLocked(h, trFenceTaken, facts)
-	lostErr := h.err
+	h.fenceRun = false
+	m.steppedLocked(h, leasestep.FenceTaken(m.pol, h.env(), &h.step, stepRecord(rec, ok)))
+	run, lostErr := h.fenceRun, h.err
 	m.mu.Unlock()
-	if out.Has(outRefuseFenced) || !out.Has(outRunFenced) {
+	if !run {
 		if lostErr == nil {
 			lostErr = ErrLost
 		}

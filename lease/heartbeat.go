@@ -2,11 +2,12 @@ package lease
 
 import (
 	"context"
-	"errors"
 	"time"
 
+	"github.com/rivus/collab/internal/leasestep"
 	"github.com/rivus/collab/lease/store"
 	"github.com/rivus/collab/platform"
+	"github.com/rivus/collab/policy"
 )
 
 // heartbeat renews the manager's leases until Close: it sleeps until the
@@ -57,7 +58,6 @@ func (m *Manager) nextRenewal() (time.Duration, bool) {
 type renewal struct {
 	h     *Lease
 	write store.Write
-	start time.Duration
 }
 
 // renewDue fires RenewDue at every lease due soon and writes their
@@ -74,19 +74,12 @@ func (m *Manager) renewDue() {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	for i, r := range batch {
-		r.h.inflight = false
-		switch err := errs[i]; {
-		case err == nil:
-			r.h.rev, r.h.writeStart = revs[i], r.start
-			if out := m.fireLocked(r.h, trSaved, 0); out.Has(outArmDeadline) {
-				m.emitLocked(Event{Kind: Renewed, Key: r.h.key, Token: r.h.token})
-			}
-		case errors.Is(err, store.ErrRevisionConflict):
-			m.fireLocked(r.h, trConflict, 0)
-		default:
-			if out := m.fireLocked(r.h, trRepoFailed, 0); out.Has(outScheduleRetry) {
-				m.emitLocked(Event{Kind: RenewalFailed, Key: r.h.key, Token: r.h.token, Err: err})
-			}
+		out := m.steppedLocked(r.h, leasestep.Answered(m.pol, r.h.env(), &r.h.step, saveAnswer(revs[i], errs[i])))
+		switch {
+		case errs[i] == nil && out.Has(policy.LeaseOutputArmDeadline):
+			m.emitLocked(Event{Kind: Renewed, Key: r.h.key, Token: r.h.token})
+		case errs[i] != nil && out.Has(policy.LeaseOutputScheduleRetry):
+			m.emitLocked(Event{Kind: RenewalFailed, Key: r.h.key, Token: r.h.token, Err: errs[i]})
 		}
 	}
 	m.cond.Broadcast()
@@ -104,19 +97,20 @@ func (m *Manager) collectDue() ([]renewal, time.Duration) {
 	var batch []renewal
 	deadline := now + m.lifetime()
 	for h := range m.live {
-		if !h.scheduled || h.renewAt > horizon || h.inflight {
+		if !h.scheduled || h.renewAt > horizon || h.step.Call != leasestep.CallNone {
 			continue
 		}
 		h.scheduled = false
 		if h.passDeadlineLocked(now) {
 			continue
 		}
-		if out := m.fireLocked(h, trRenewDue, 0); !out.Has(outRenew) {
+		m.steppedLocked(h, leasestep.RenewDue(m.pol, h.env(), &h.step))
+		if h.step.Call != leasestep.CallRenew {
 			continue
 		}
-		h.inflight = true
-		batch = append(batch, renewal{h, store.Write{Key: h.key, Snapshot: h.snapshot(h.token, false), Expected: h.rev}, now})
-		deadline = min(deadline, h.writeStart+m.lifetime())
+		w := h.step.Write
+		batch = append(batch, renewal{h, store.Write{Key: h.key, Snapshot: h.snapshot(w.Generation, w.Released), Expected: w.Expected}})
+		deadline = min(deadline, h.step.WriteStart+m.lifetime())
 	}
 	return batch, deadline
 }

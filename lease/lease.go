@@ -5,9 +5,9 @@ import (
 	"sync"
 	"time"
 
+	"github.com/rivus/collab/internal/leasestep"
 	"github.com/rivus/collab/lease/store"
 	"github.com/rivus/collab/platform"
-	"github.com/rivus/collab/policy"
 )
 
 // Token is a fencing token: the generation of a lease. It grows on every
@@ -18,24 +18,29 @@ type Token = store.Token
 
 // Lease is a held lease: the holder's handle on one key.
 //
-// Its fields below mu are guarded by Manager.mu; state changes only
-// through the manager's policy.
+// Its fields below self are guarded by Manager.mu; token is written once,
+// before Acquire returns the handle.
 type Lease struct {
 	m     *Manager
 	key   string
 	self  platform.Identity
 	token Token
 
-	state      policy.StateID
-	rev        store.Revision // the revision of this holder's last write
-	writeStart time.Duration  // when the last successful write started
-	renewAt    time.Duration  // when the next renewal is due, if scheduled
-	scheduled  bool
-	deadline   platform.Timer // fires DeadlinePassed; nil when not armed
-	inflight   bool           // a repository call of the handle is under way
-	fenced     map[*context.CancelCauseFunc]struct{}
-	lost       chan struct{} // closed when the lease ends
-	err        error         // ErrLost or ErrReleased once ended
+	// step is the handle's bookkeeping, which only the lease step
+	// (internal/leasestep) changes; step.Call is the repository call in
+	// flight, made by the goroutine that fired the step that asked for it.
+	step leasestep.Handle[time.Duration]
+	// loaded is the record the acquisition last loaded (TakenOver, the
+	// HeldError, the holder's own TTL in the silence rule).
+	loaded    store.Record
+	reply     reply         // how the step answered the pending Acquire or Close
+	fenceRun  bool          // how the last FenceTaken was answered
+	renewAt   time.Duration // when the next renewal is due, if scheduled
+	scheduled bool
+	deadline  platform.Timer // fires DeadlinePassed; nil when not armed
+	fenced    map[*context.CancelCauseFunc]struct{}
+	lost      chan struct{} // closed when the lease ends
+	err       error         // ErrLost or ErrReleased once ended
 
 	closeOnce sync.Once
 	closeErr  error
@@ -59,14 +64,6 @@ func (h *Lease) Err() error {
 	h.m.mu.Lock()
 	defer h.m.mu.Unlock()
 	return h.err
-}
-
-// ours reports whether a record still holds h's generation.
-func (h *Lease) ours(rec store.Record, ok bool) policy.Facts {
-	if ok && !rec.Snapshot.Released && rec.Snapshot.Generation == h.token {
-		return factRecordOurs
-	}
-	return 0
 }
 
 // snapshot is the record this holder writes.

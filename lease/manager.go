@@ -157,47 +157,6 @@ func (m *Manager) Close() error {
 // now reads the manager's monotonic clock.
 func (m *Manager) now() time.Duration { return m.clock.Monotonic() }
 
-// fireLocked steps h and carries out the outputs that only change the
-// manager's bookkeeping; the caller carries out the repository calls and
-// answers. A rejected trigger is a bug of this runtime or a policy that
-// does not fit it.
-func (m *Manager) fireLocked(h *Lease, trigger policy.TriggerID, facts policy.Facts) policy.Outputs {
-	res := m.pol.Step(h.state, trigger, facts)
-	if monitoring {
-		m.monitorLocked(h, trigger, facts, res)
-	}
-	if res.Verdict == policy.Rejected {
-		panic(fmt.Sprintf("lease: policy %s rejected %s in state %s", m.pol.Name(),
-			m.pol.Table().Triggers[trigger].Name, m.pol.Table().States[h.state].Name))
-	}
-	h.state = res.Next
-	out := res.Outputs
-	if out.Has(outStopTimers) {
-		h.stopTimersLocked()
-	}
-	if out.Has(outArmDeadline) {
-		h.armDeadlineLocked(m.lifetime() - (m.now() - h.writeStart))
-	}
-	if out.Has(outScheduleRenew) {
-		m.scheduleLocked(h, m.cfg.Heartbeat)
-	}
-	if out.Has(outScheduleRetry) {
-		m.scheduleLocked(h, m.retryDelay())
-	}
-	if out.Has(outDeclareLost) {
-		m.emitLocked(Event{Kind: Lost, Key: h.key, Token: h.token})
-		h.endLocked(ErrLost)
-	}
-	if out.Has(outEndHandle) {
-		if h.err == nil {
-			m.emitLocked(Event{Kind: Released, Key: h.key, Token: h.token})
-		}
-		h.endLocked(ErrReleased)
-		delete(m.live, h)
-	}
-	return out
-}
-
 // lifetime is how long after the start of its last successful write a
 // holder of this manager declares itself lost: the TTL less the margin.
 func (m *Manager) lifetime() time.Duration { return m.cfg.TTL - m.cfg.LossMargin }
@@ -214,18 +173,4 @@ func (m *Manager) scheduleLocked(h *Lease, d time.Duration) {
 	case m.kick <- struct{}{}:
 	default:
 	}
-}
-
-// ttlElapsedLocked tells whether TTL has passed, on this manager's clock,
-// since it first saw rec's revision of key; it records the sighting.
-func (m *Manager) ttlElapsedLocked(key string, rec store.Record) bool {
-	now := m.now()
-	s, ok := m.seen[key]
-	if !ok || s.rev != rec.Revision {
-		s = sighting{rev: rec.Revision, at: now}
-		m.seen[key] = s
-	}
-	// Wait at least the holder's own TTL, which bounds when it declares
-	// itself lost, and at least ours.
-	return now-s.at >= max(rec.Snapshot.TTL, m.cfg.TTL)
 }

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/rivus/collab/internal/contract"
+	"github.com/rivus/collab/internal/leasestep"
 	"github.com/rivus/collab/policy"
 )
 
@@ -26,7 +27,7 @@ var leaseFamily, _ = policy.LookupFamily("lease")
 const monitorSteps = 12
 
 // calls are the outputs that start a repository call.
-const calls = outLoad | outClaim | outRenew | outTombstone
+const calls = policy.LeaseOutputLoad | policy.LeaseOutputClaim | policy.LeaseOutputRenew | policy.LeaseOutputTombstone
 
 // leaseMonitor is one handle's monitor.
 type leaseMonitor struct {
@@ -58,7 +59,7 @@ func (mon *leaseMonitor) check(from policy.StateID, t policy.TriggerID, f policy
 		return broke
 	}
 	switch t {
-	case trLoaded, trSaved, trConflict, trRepoFailed:
+	case policy.LeaseLoaded, policy.LeaseSaved, policy.LeaseConflict, policy.LeaseRepoFailed:
 		mon.call = 0 // answered, whether the policy takes the answer or not
 	}
 	if r.Verdict != policy.Fired {
@@ -70,23 +71,23 @@ func (mon *leaseMonitor) check(from policy.StateID, t policy.TriggerID, f policy
 // before checks that the manager may fire t now.
 func (mon *leaseMonitor) before(t policy.TriggerID) string {
 	switch t {
-	case trAcquire:
+	case policy.LeaseAcquire:
 		if mon.steps != 1 {
 			return "Acquire fired at a handle that has stepped before"
 		}
-	case trLoaded:
-		if mon.call != outLoad {
+	case policy.LeaseLoaded:
+		if mon.call != policy.LeaseOutputLoad {
 			return "Loaded fired with no read in flight"
 		}
-	case trSaved, trConflict:
-		if mon.call&(outClaim|outRenew|outTombstone) == 0 {
+	case policy.LeaseSaved, policy.LeaseConflict:
+		if mon.call&(policy.LeaseOutputClaim|policy.LeaseOutputRenew|policy.LeaseOutputTombstone) == 0 {
 			return "a write's result fired with no write in flight"
 		}
-	case trRepoFailed:
+	case policy.LeaseRepoFailed:
 		if mon.call == 0 {
 			return "RepoFailed fired with no repository call in flight"
 		}
-	case trRelease:
+	case policy.LeaseRelease:
 		if mon.call != 0 {
 			return "Release fired while a repository call is in flight"
 		}
@@ -97,7 +98,7 @@ func (mon *leaseMonitor) before(t policy.TriggerID) string {
 // after checks the outputs of a step that fired, and keeps the call in
 // flight and the end of the handle.
 func (mon *leaseMonitor) after(t policy.TriggerID, out policy.Outputs) string {
-	if t == trFenceTaken && out.Has(outRunFenced) == out.Has(outRefuseFenced) {
+	if t == policy.LeaseFenceTaken && out.Has(policy.LeaseOutputRunFenced) == out.Has(policy.LeaseOutputRefuseFenced) {
 		return "FenceTaken answered with both or neither of runFenced and refuseFenced"
 	}
 	if c := out & calls; c != 0 {
@@ -111,10 +112,10 @@ func (mon *leaseMonitor) after(t policy.TriggerID, out policy.Outputs) string {
 		}
 		mon.call = c
 	}
-	if out.Has(outAcquired) {
+	if out.Has(policy.LeaseOutputAcquired) {
 		mon.returned = true
 	}
-	if out.Has(outEndHandle) {
+	if out.Has(policy.LeaseOutputEndHandle) {
 		if mon.call != 0 {
 			return "the handle ended with a repository call in flight"
 		}
@@ -123,11 +124,11 @@ func (mon *leaseMonitor) after(t policy.TriggerID, out policy.Outputs) string {
 	return ""
 }
 
-// monitorLocked checks h's step on trigger t with facts f, which gave r,
-// and ends the process with the handle's recent steps if it broke a duty.
-func (m *Manager) monitorLocked(h *Lease, t policy.TriggerID, f policy.Facts, r policy.Result) {
+// monitorLocked checks h's step s, and ends the process with the handle's recent steps if it broke a duty.
+func (m *Manager) monitorLocked(h *Lease, s leasestep.Step) {
+	t, f, r := s.Trigger, s.Facts, s.Result
 	broke := m.checkEdgeLocked(h, t, f, r) // before check notes what r outputs
-	if b := h.mon.check(h.state, t, f, r); broke == "" {
+	if b := h.mon.check(s.From, t, f, r); broke == "" {
 		broke = b
 	}
 	if broke != "" {

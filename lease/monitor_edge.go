@@ -168,17 +168,17 @@ func (m *Manager) checkEdgeLocked(h *Lease, t policy.TriggerID, f policy.Facts, 
 	c := &mon.answered
 	want := answerNone
 	switch t {
-	case trLoaded:
+	case policy.LeaseLoaded:
 		want = answerLoaded
-	case trSaved:
+	case policy.LeaseSaved:
 		want = answerSaved
-	case trConflict:
+	case policy.LeaseConflict:
 		want = answerConflict
-	case trRepoFailed:
+	case policy.LeaseRepoFailed:
 		if c.answer != answerNone && c.answer != answerFailed {
 			return fmt.Sprintf("RepoFailed fired, but the repository answered %s", c.answer)
 		}
-	case trFenceTaken:
+	case policy.LeaseFenceTaken:
 		if mon.fences == 0 {
 			return "FenceTaken fired while the handle holds no fence"
 		}
@@ -191,14 +191,14 @@ func (m *Manager) checkEdgeLocked(h *Lease, t policy.TriggerID, f policy.Facts, 
 	}
 	defer func() { *c = monitoredCall{} }() // the answer is taken
 	switch {
-	case t == trLoaded || t == trFenceTaken:
+	case t == policy.LeaseLoaded || t == policy.LeaseFenceTaken:
 		return m.checkFactsLocked(h, c, f)
-	case t == trSaved && !mon.returned:
+	case t == policy.LeaseSaved && !mon.returned:
 		delete(m.mon.seen, h.key) // as the manager forgets its sighting on a claim
 		fallthrough
-	case t == trSaved:
-		if r.Verdict == policy.Fired && r.Outputs.Has(outArmDeadline) && (h.writeStart > c.start || h.rev != c.rev) {
-			return fmt.Sprintf("the deadline counts from %v with revision %d, after the start %v of the write that returned revision %d", h.writeStart, h.rev, c.start, c.rev)
+	case t == policy.LeaseSaved:
+		if r.Verdict == policy.Fired && r.Outputs.Has(policy.LeaseOutputArmDeadline) && (h.step.WriteStart > c.start || h.step.Wrote != c.rev) {
+			return fmt.Sprintf("the deadline counts from %v with revision %d, after the start %v of the write that returned revision %d", h.step.WriteStart, h.step.Wrote, c.start, c.rev)
 		}
 	}
 	return ""
@@ -210,15 +210,15 @@ func (m *Manager) checkFactsLocked(h *Lease, c *monitoredCall, f policy.Facts) s
 	free := !c.ok || rec.Released
 	ours := !free && rec.Generation == h.token && h.mon.returned
 	switch {
-	case f.Has(factRecordFree) && !free:
+	case f.Has(policy.LeaseFactRecordFree) && !free:
 		return "recordFree given for a record with a live holder"
-	case f.Has(factRecordOurs) != ours && (h.mon.returned || f.Has(factRecordOurs)):
-		return fmt.Sprintf("recordOurs is %v for generation %d (released %v) and the handle's token %d", f.Has(factRecordOurs), rec.Generation, rec.Released, h.token)
-	case f.Has(factHolderDead) && (free || m.p.Process.Judge(rec.Holder).Liveness != platform.Dead):
+	case f.Has(policy.LeaseFactRecordOurs) != ours && (h.mon.returned || f.Has(policy.LeaseFactRecordOurs)):
+		return fmt.Sprintf("recordOurs is %v for generation %d (released %v) and the handle's token %d", f.Has(policy.LeaseFactRecordOurs), rec.Generation, rec.Released, h.token)
+	case f.Has(policy.LeaseFactHolderDead) && (free || m.p.Process.Judge(rec.Holder).Liveness != platform.Dead):
 		return fmt.Sprintf("holderDead given for holder %v, which the platform does not judge dead", rec.Holder)
 	case h.mon.returned:
 		return "" // a held handle's reads give recordOurs only
-	case free != f.Has(factRecordFree):
+	case free != f.Has(policy.LeaseFactRecordFree):
 		return "an acquisition's read of a free record lacks recordFree"
 	case free:
 		delete(m.mon.seen, h.key)
@@ -237,9 +237,9 @@ func (m *Manager) checkFactsLocked(h *Lease, c *monitoredCall, f policy.Facts) s
 	}
 	limit := max(rec.TTL, m.cfg.TTL)
 	switch {
-	case f.Has(factTTLElapsed) && now-s.from < limit:
+	case f.Has(policy.LeaseFactTtlElapsed) && now-s.from < limit:
 		return fmt.Sprintf("ttlElapsed given %v after the first sighting of revision %d, before the TTL %v", now-s.from, s.rev, limit)
-	case !f.Has(factTTLElapsed) && c.end-s.to >= limit:
+	case !f.Has(policy.LeaseFactTtlElapsed) && c.end-s.to >= limit:
 		return fmt.Sprintf("ttlElapsed missing %v after the first sighting of revision %d, past the TTL %v", c.end-s.to, s.rev, limit)
 	}
 	return ""

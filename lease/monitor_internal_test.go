@@ -37,22 +37,22 @@ type monStep = struct {
 }
 
 // acquired is an acquisition of a free key.
-var acquired = []monStep{{trAcquire, 0}, {trLoaded, factRecordFree}, {trSaved, 0}}
+var acquired = []monStep{{policy.LeaseAcquire, 0}, {policy.LeaseLoaded, policy.LeaseFactRecordFree}, {policy.LeaseSaved, 0}}
 
 func TestMonitorPassesTheManagersSteps(t *testing.T) {
 	steps := append(append([]monStep{}, acquired...),
-		monStep{trRenewDue, 0}, monStep{trRepoFailed, 0}, // a failed renewal, retried
-		monStep{trRenewDue, 0}, monStep{trSaved, 0},
-		monStep{trFenceTaken, factRecordOurs},
-		monStep{trRelease, 0}, monStep{trLoaded, factRecordOurs}, monStep{trConflict, 0}, // a late renewal of ours
-		monStep{trLoaded, factRecordOurs}, monStep{trSaved, 0},
-		monStep{trRelease, 0}, monStep{trFenceTaken, 0}, monStep{trDeadlinePassed, 0})
+		monStep{policy.LeaseRenewDue, 0}, monStep{policy.LeaseRepoFailed, 0}, // a failed renewal, retried
+		monStep{policy.LeaseRenewDue, 0}, monStep{policy.LeaseSaved, 0},
+		monStep{policy.LeaseFenceTaken, policy.LeaseFactRecordOurs},
+		monStep{policy.LeaseRelease, 0}, monStep{policy.LeaseLoaded, policy.LeaseFactRecordOurs}, monStep{policy.LeaseConflict, 0}, // a late renewal of ours
+		monStep{policy.LeaseLoaded, policy.LeaseFactRecordOurs}, monStep{policy.LeaseSaved, 0},
+		monStep{policy.LeaseRelease, 0}, monStep{policy.LeaseFenceTaken, 0}, monStep{policy.LeaseDeadlinePassed, 0})
 	if broke, _ := monitorRun(steps...); broke != "" {
 		t.Fatalf("the monitor refused a manager's steps: %s", broke)
 	}
 	lost := append(append([]monStep{}, acquired...),
-		monStep{trRenewDue, 0}, monStep{trDeadlinePassed, 0}, monStep{trRepoFailed, 0}, // a late failure reaches a lost handle
-		monStep{trRelease, 0}, monStep{trLoaded, 0})
+		monStep{policy.LeaseRenewDue, 0}, monStep{policy.LeaseDeadlinePassed, 0}, monStep{policy.LeaseRepoFailed, 0}, // a late failure reaches a lost handle
+		monStep{policy.LeaseRelease, 0}, monStep{policy.LeaseLoaded, 0})
 	if broke, _ := monitorRun(lost...); broke != "" {
 		t.Fatalf("the monitor refused a lost handle's steps: %s", broke)
 	}
@@ -64,11 +64,11 @@ func TestMonitorNamesEachBrokenDuty(t *testing.T) {
 		steps []monStep
 		want  string
 	}{
-		{"a result with no call", []monStep{{trAcquire, 0}, {trLoaded, factRecordFree}, {trSaved, 0}, {trSaved, 0}}, "no write in flight"},
-		{"a read's result for a write", []monStep{{trAcquire, 0}, {trLoaded, factRecordFree}, {trLoaded, factRecordFree}}, "Loaded fired with no read in flight"},
-		{"Release during a call", append(append([]monStep{}, acquired...), monStep{trRenewDue, 0}, monStep{trRelease, 0}), "Release fired while a repository call is in flight"},
-		{"Acquire twice", append(append([]monStep{}, acquired...), monStep{trAcquire, 0}), "Acquire fired at a handle that has stepped before"},
-		{"a failure with no call", append(append([]monStep{}, acquired...), monStep{trRepoFailed, 0}), "RepoFailed fired with no repository call in flight"},
+		{"a result with no call", []monStep{{policy.LeaseAcquire, 0}, {policy.LeaseLoaded, policy.LeaseFactRecordFree}, {policy.LeaseSaved, 0}, {policy.LeaseSaved, 0}}, "no write in flight"},
+		{"a read's result for a write", []monStep{{policy.LeaseAcquire, 0}, {policy.LeaseLoaded, policy.LeaseFactRecordFree}, {policy.LeaseLoaded, policy.LeaseFactRecordFree}}, "Loaded fired with no read in flight"},
+		{"Release during a call", append(append([]monStep{}, acquired...), monStep{policy.LeaseRenewDue, 0}, monStep{policy.LeaseRelease, 0}), "Release fired while a repository call is in flight"},
+		{"Acquire twice", append(append([]monStep{}, acquired...), monStep{policy.LeaseAcquire, 0}), "Acquire fired at a handle that has stepped before"},
+		{"a failure with no call", append(append([]monStep{}, acquired...), monStep{policy.LeaseRepoFailed, 0}), "RepoFailed fired with no repository call in flight"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			broke, mon := monitorRun(tt.steps...)
@@ -94,10 +94,10 @@ func TestMonitorNamesWhatAPolicyAsksAmiss(t *testing.T) {
 		call policy.Outputs
 		want string
 	}{
-		{"two calls", trRenewDue, outRenew | outLoad, 0, "two repository calls at once"},
-		{"a call during a call", trRenewDue, outRenew, outLoad, "while one is in flight"},
-		{"ended during a call", trDeadlinePassed, outEndHandle, outRenew, "ended with a repository call in flight"},
-		{"fence unanswered", trFenceTaken, 0, 0, "both or neither"},
+		{"two calls", policy.LeaseRenewDue, policy.LeaseOutputRenew | policy.LeaseOutputLoad, 0, "two repository calls at once"},
+		{"a call during a call", policy.LeaseRenewDue, policy.LeaseOutputRenew, policy.LeaseOutputLoad, "while one is in flight"},
+		{"ended during a call", policy.LeaseDeadlinePassed, policy.LeaseOutputEndHandle, policy.LeaseOutputRenew, "ended with a repository call in flight"},
+		{"fence unanswered", policy.LeaseFenceTaken, 0, 0, "both or neither"},
 	} {
 		mon := leaseMonitor{call: tt.call, steps: 1}
 		if broke := mon.after(tt.t, tt.out); !strings.Contains(broke, tt.want) {
@@ -112,8 +112,8 @@ func TestMonitorNamesWhatAPolicyAsksAmiss(t *testing.T) {
 // tag collabmonitor the manager makes no check at all: the cost is zero.
 func BenchmarkMonitor(b *testing.B) {
 	life := append(append([]monStep{}, acquired...),
-		monStep{trRenewDue, 0}, monStep{trSaved, 0},
-		monStep{trRelease, 0}, monStep{trLoaded, factRecordOurs}, monStep{trSaved, 0})
+		monStep{policy.LeaseRenewDue, 0}, monStep{policy.LeaseSaved, 0},
+		monStep{policy.LeaseRelease, 0}, monStep{policy.LeaseLoaded, policy.LeaseFactRecordOurs}, monStep{policy.LeaseSaved, 0})
 	p := fsm.LeasePolicy
 	run := func(check bool) time.Duration {
 		start := time.Now()
@@ -158,25 +158,26 @@ func TestMonitorEdgeNamesEachBrokenDuty(t *testing.T) {
 		want  string
 	}{
 		{"a conflict fired as a failure", handleNotes{mon: leaseMonitor{answered: monitoredCall{answer: answerConflict}}},
-			trRepoFailed, 0, fired(outScheduleRetry), "RepoFailed fired, but the repository answered a revision conflict"},
+			policy.LeaseRepoFailed, 0, fired(policy.LeaseOutputScheduleRetry), "RepoFailed fired, but the repository answered a revision conflict"},
 		{"a failure fired as saved", handleNotes{mon: leaseMonitor{answered: monitoredCall{answer: answerFailed}}},
-			trSaved, 0, fired(0), "Saved fired, but the repository answered a failure"},
+			policy.LeaseSaved, 0, fired(0), "Saved fired, but the repository answered a failure"},
 		{"a deadline from the write's end", handleNotes{writeStart: 9, rev: 3, mon: leaseMonitor{returned: true,
 			answered: monitoredCall{answer: answerSaved, rev: 3, start: 5, end: 9}}},
-			trSaved, 0, fired(outArmDeadline), "the deadline counts from 9ns with revision 3, after the start 5ns"},
+			policy.LeaseSaved, 0, fired(policy.LeaseOutputArmDeadline), "the deadline counts from 9ns with revision 3, after the start 5ns"},
 		{"fenced work without the fence", handleNotes{mon: leaseMonitor{returned: true}},
-			trFenceTaken, factRecordOurs, fired(outRunFenced), "FenceTaken fired while the handle holds no fence"},
+			policy.LeaseFenceTaken, policy.LeaseFactRecordOurs, fired(policy.LeaseOutputRunFenced), "FenceTaken fired while the handle holds no fence"},
 		{"ours by holder", handleNotes{token: 1, mon: leaseMonitor{returned: true, fences: 1,
 			fenceRead: monitoredCall{answer: answerLoaded, ok: true, rec: store.Record{Revision: 4, Snapshot: other}}}},
-			trFenceTaken, factRecordOurs, fired(outRunFenced), "recordOurs is true for generation 2"},
+			policy.LeaseFenceTaken, policy.LeaseFactRecordOurs, fired(policy.LeaseOutputRunFenced), "recordOurs is true for generation 2"},
 		{"a live holder judged dead", handleNotes{mon: leaseMonitor{answered: monitoredCall{answer: answerLoaded, ok: true,
 			rec: store.Record{Revision: 4, Snapshot: other}}}},
-			trLoaded, factHolderDead, fired(outClaim), "holderDead given for holder"},
+			policy.LeaseLoaded, policy.LeaseFactHolderDead, fired(policy.LeaseOutputClaim), "holderDead given for holder"},
 		{"silence before the TTL", handleNotes{key: "k", mon: leaseMonitor{answered: monitoredCall{answer: answerLoaded, ok: true,
 			rec: store.Record{Revision: 4, Snapshot: other}}}},
-			trLoaded, factTTLElapsed, fired(outClaim), "ttlElapsed given"},
+			policy.LeaseLoaded, policy.LeaseFactTtlElapsed, fired(policy.LeaseOutputClaim), "ttlElapsed given"},
 	} {
-		h := &Lease{m: m, key: tt.h.key, token: tt.h.token, rev: tt.h.rev, writeStart: tt.h.writeStart, mon: tt.h.mon}
+		h := &Lease{m: m, key: tt.h.key, token: tt.h.token, mon: tt.h.mon}
+		h.step.Wrote, h.step.WriteStart = tt.h.rev, tt.h.writeStart
 		h.mon.answered.end = m.now() // a read that just returned
 		m.mu.Lock()
 		broke := m.checkEdgeLocked(h, tt.t, tt.facts, tt.r)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/rivus/collab/internal/leasestep"
 	"github.com/rivus/collab/platform"
 )
 
@@ -33,7 +34,7 @@ func (h *Lease) armDeadlineLocked(d time.Duration) {
 			return // stopped or re-armed since this timer fired
 		}
 		h.deadline = nil
-		m.fireLocked(h, trDeadlinePassed, 0)
+		m.steppedLocked(h, leasestep.DeadlinePassed(m.pol, h.env(), &h.step))
 	})
 	h.deadline = armed
 }
@@ -45,12 +46,12 @@ func (h *Lease) armDeadlineLocked(d time.Duration) {
 // promised to declare itself lost.
 func (h *Lease) passDeadlineLocked(now time.Duration) bool {
 	m := h.m
-	if h.deadline == nil || now < h.writeStart+m.lifetime() {
+	if h.deadline == nil || now < h.step.WriteStart+m.lifetime() {
 		return false
 	}
 	h.deadline.Stop()
 	h.deadline = nil
-	m.fireLocked(h, trDeadlinePassed, 0)
+	m.steppedLocked(h, leasestep.DeadlinePassed(m.pol, h.env(), &h.step))
 	return true
 }
 

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strconv"
 
+	"github.com/rivus/collab/internal/leasestep"
 	"github.com/rivus/collab/modelcheck"
 	"github.com/rivus/collab/policy"
 )
@@ -177,18 +178,13 @@ func DefaultLeaseBounds() LeaseBounds {
 // key: each holder's handle, process and observer bookkeeping, the
 // repository's record and fence, ghost variables for the invariants and,
 // in a world that breaks one, what the move that led to it did wrong. It
-// is a comparable value of two words, the variables of leaseVars packed
-// into bit fields (lease_world_words.go), because the checker's visited
-// set is what bounds its speed and a smaller key is a faster one; the
-// model's Format renders it.
+// is a comparable value of three words, the variables of leaseVars packed
+// by a key function (lease_world_words.go), because the checker's visited
+// set is what bounds its speed and a smaller key is a faster one; moves
+// and invariants read leaseVars' plain fields, and the model's Format
+// renders it.
 type LeaseWorld struct {
-	// lo and hi are the 128-bit number hi:lo. Holder i's three bytes are
-	// bits 24i to 24i+23: st | op<<5, gen | lifeCall<<4, and the flags
-	// lost, lfresh, wfresh, renew | clock<<4 (see leaseHolder.word). The
-	// top four bytes of hi are rec (recGen | recFree<<4 | recBy<<5),
-	// fence (fence | fault<<3), ghost (faultAt | top<<3) and arg
-	// (faultArg), in that order from the lowest.
-	lo, hi uint64
+	w [3]uint64
 }
 
 // leaseVars is a LeaseWorld unpacked: the model computes on it.
@@ -214,31 +210,32 @@ type leaseVars struct {
 // that no longer matters is reset, so that worlds that differ only in it
 // are one world.
 type leaseHolder struct {
-	st    uint8 // the handle's policy.StateID
-	gen   uint8 // its claim's generation; once acquired, its token
-	op    uint8 // the repository call in flight (leaseOp...)
-	life  uint8 // the handle's life (leaseLife...)
+	// hs is the handle's bookkeeping, which the runtime's own step
+	// (internal/leasestep) reads and changes. Its revisions are
+	// leaseRev... values, its instants leaseMoment... values; its Read is
+	// kept only within a move.
+	hs    leasestep.Handle[uint8]
 	fcall uint8 // its RunFenced call (leaseFence...)
+	// note is the revision its manager's sighting notes (leaseRev...),
+	// the step's bookkeeping; the ghost flags leaseSeen and leaseTTL say
+	// what is true of the current revision.
+	note  uint8
 	flags leaseFlags
 }
 
-// The repository call in flight.
+// Revisions as the world gives them to the step: only whether one is the
+// record's current revision matters, so every other is stale.
 const (
-	leaseOpNone uint8 = iota
-	leaseOpLoad
-	leaseOpClaim
-	leaseOpRenew
-	leaseOpTombstone
+	leaseRevNone    uint8 = iota // no record
+	leaseRevStale                // a revision the record has moved past
+	leaseRevCurrent              // the record's revision
 )
 
-var leaseOpNames = [...]string{"", "load", "claim", "renew", "tombstone"}
-
-// The handle's life as its caller sees it.
+// Instants as the world gives them to the step: now, during the move, or
+// some earlier move.
 const (
-	leaseLifeNone      uint8 = iota // no handle: the process may call Acquire
-	leaseLifeAcquiring              // Acquire has not returned
-	leaseLifeReturned               // Acquire returned the handle
-	leaseLifeEnded                  // endHandle: kept only while a RunFenced call lingers
+	leaseMomentPast uint8 = iota + 1
+	leaseMomentNow
 )
 
 // The handle's RunFenced call.
@@ -252,21 +249,20 @@ const (
 type leaseFlags uint16
 
 const (
-	leaseLostF   leaseFlags = 1 << iota // declareLost: Lost() is closed
-	leaseLFresh                         // the revision it last loaded is current
-	leaseWFresh                         // the revision it last wrote is current
-	leaseRenew                          // the renewal timer is armed
-	leaseArmed                          // the deadline timer is armed
-	leaseDue                            // TTL has passed since the deadline's start
-	leaseLag                            // its clock stopped since the deadline's start
-	leaseSeen                           // its manager has seen the current revision
-	leaseTTL                            // TTL has passed since it first saw it
-	leaseClosed                         // Close was called (kept only while returned)
-	leaseCrashed                        // the process is gone
+	leaseRenew     leaseFlags = 1 << iota // the renewal timer is armed
+	leaseArmed                            // the deadline timer is armed
+	leaseDue                              // TTL has passed since the deadline's start
+	leaseLag                              // its clock stopped since the deadline's start
+	leaseLate                             // the deadline started after its write was visible
+	leaseNoteTTL                          // TTL has passed since its manager's note
+	leaseSeen                             // ghost: its manager's acquisitions have seen the current revision
+	leaseTTL                              // ghost: TTL has passed since they first saw it
+	leaseCrashed                          // the process is gone
+	leaseFlagCount = iota
 )
 
 // leaseTimerBits are the flags that stopping the timers clears.
-const leaseTimerBits = leaseArmed | leaseDue | leaseLag | leaseRenew
+const leaseTimerBits = leaseArmed | leaseDue | leaseLag | leaseLate | leaseRenew
 
 // leaseFault names what a move did wrong; each has its invariant.
 type leaseFault uint8
@@ -321,42 +317,10 @@ const (
 	leaseArgBadState             // the step named no state of the policy
 )
 
-// The family's vocabulary as the world uses it.
+// Output sets the world checks.
 const (
-	leaseTAcquire        = policy.LeaseAcquire
-	leaseTLoaded         = policy.LeaseLoaded
-	leaseTSaved          = policy.LeaseSaved
-	leaseTConflict       = policy.LeaseConflict
-	leaseTRepoFailed     = policy.LeaseRepoFailed
-	leaseTRenewDue       = policy.LeaseRenewDue
-	leaseTDeadlinePassed = policy.LeaseDeadlinePassed
-	leaseTFenceTaken     = policy.LeaseFenceTaken
-	leaseTRelease        = policy.LeaseRelease
-
-	leaseFFree = policy.LeaseFactRecordFree
-	leaseFDead = policy.LeaseFactHolderDead
-	leaseFTTL  = policy.LeaseFactTtlElapsed
-	leaseFOurs = policy.LeaseFactRecordOurs
-
-	leaseOStopTimers   = policy.LeaseOutputStopTimers
-	leaseOLoad         = policy.LeaseOutputLoad
-	leaseOClaim        = policy.LeaseOutputClaim
-	leaseORenew        = policy.LeaseOutputRenew
-	leaseOTombstone    = policy.LeaseOutputTombstone
-	leaseOArmDeadline  = policy.LeaseOutputArmDeadline
-	leaseOSchedule     = (policy.LeaseOutputScheduleRenew | policy.LeaseOutputScheduleRetry)
-	leaseODeclareLost  = policy.LeaseOutputDeclareLost
-	leaseORunFenced    = policy.LeaseOutputRunFenced
-	leaseORefuseFenced = policy.LeaseOutputRefuseFenced
-	leaseOAcquired     = policy.LeaseOutputAcquired
-	leaseOHeldError    = policy.LeaseOutputHeldError
-	leaseORepoError    = policy.LeaseOutputRepoError
-	leaseOEndHandle    = policy.LeaseOutputEndHandle
-
-	leaseOCalls        = leaseOLoad | leaseOClaim | leaseORenew | leaseOTombstone
-	leaseOFenceAnswers = leaseORunFenced | leaseORefuseFenced
-	leaseOReturns      = leaseOAcquired | leaseOHeldError | leaseORepoError | leaseOEndHandle
-	leaseTakeoverFacts = leaseFFree | leaseFDead | leaseFTTL
+	leaseOFenceAnswers = policy.LeaseOutputRunFenced | policy.LeaseOutputRefuseFenced
+	leaseTakeoverFacts = policy.LeaseFactRecordFree | policy.LeaseFactHolderDead | policy.LeaseFactTtlElapsed
 )
 
 // leaseMove is a move of one holder: a call, a timer, a repository result,
@@ -409,9 +373,12 @@ type leaseModel struct {
 	states []policy.Word
 	b      LeaseBounds
 	n      int
-	local  int   // holders 0..local-1 share one process table; the rest another
-	init   uint8 // the policy's initial state
+	local  int            // holders 0..local-1 share one process table; the rest another
+	init   policy.StateID // the policy's initial state
 	labels [LeaseMaxHolders][leaseMoveCount]string
+	// scratch is the world a move is applied to: one per search worker
+	// (fork), reused by every move.
+	scratch *leaseVars
 }
 
 // LeaseModel returns the lease world of p within b: b.Holders processes
@@ -424,12 +391,13 @@ func LeaseModel(p policy.Policy, b LeaseBounds) (modelcheck.Model[LeaseWorld], e
 	}
 	var v leaseVars
 	for i := range v.h {
-		v.h[i].st = m.init
+		v.h[i].hs.State = m.init
 	}
 	return modelcheck.Model[LeaseWorld]{
 		Name:       fmt.Sprintf("lease world of %s (%d holders, %d remote, %d generations)", p.Name(), b.Holders, b.Remote, b.Generations),
 		Init:       []LeaseWorld{v.pack()},
 		Next:       m.next,
+		Fork:       m.fork,
 		Invariants: m.invariants(),
 		Owes:       m.owes,
 		Canonical:  m.canonical,
@@ -449,13 +417,21 @@ func newLeaseModel(p policy.Policy, b LeaseBounds) (*leaseModel, error) {
 	case b.Generations < 1 || b.Generations+b.Holders-1 > leaseMaxGeneration:
 		return nil, &ModelError{"lease", "Generations", fmt.Sprintf("%d, want 1 to %d with %d holders", b.Generations, leaseMaxGeneration+1-b.Holders, b.Holders)}
 	}
-	m := &leaseModel{p: p, states: p.Table().States, b: b, n: b.Holders, local: b.Holders - b.Remote, init: uint8(p.Initial())}
+	m := &leaseModel{p: p, states: p.Table().States, b: b, n: b.Holders, local: b.Holders - b.Remote, init: p.Initial(), scratch: new(leaseVars)}
 	for i := range m.labels {
 		for mv, name := range leaseMoveNames {
 			m.labels[i][mv] = leaseHolderName(i) + " " + name
 		}
 	}
 	return m, nil
+}
+
+// fork returns a Next for one more search worker, with its own scratch
+// world.
+func (m *leaseModel) fork() func(LeaseWorld, func(string, LeaseWorld)) {
+	c := *m
+	c.scratch = new(leaseVars)
+	return c.next
 }
 
 // checkLeasePolicy requires a policy that speaks the lease family's

@@ -3,6 +3,7 @@ package worldmodel
 import (
 	"fmt"
 
+	"github.com/rivus/collab/internal/leasestep"
 	"github.com/rivus/collab/modelcheck"
 	"github.com/rivus/collab/policy"
 )
@@ -27,32 +28,23 @@ func (m *leaseModel) invariants() []modelcheck.Invariant[LeaseWorld] {
 }
 
 // overlap requires that fenced work of different generations never runs
-// at once. The fence should see to it; the invariant checks that it does,
-// on the packed world (it runs on every new world).
-func (m *leaseModel) overlap(w LeaseWorld) error {
+// at once. The fence should see to it; the invariant checks that it does
+// (it runs on every new world).
+func (m *leaseModel) overlap(pw LeaseWorld) error {
+	w := pw.unpack()
 	first := -1
 	for i := range m.n {
-		if !leaseWorking(w.holder(i)) {
+		if w.h[i].flags&leaseCrashed != 0 || w.h[i].fcall != leaseFenceWorking {
 			continue
 		}
-		if first >= 0 && leaseGen(w.holder(i)) != leaseGen(w.holder(first)) {
+		if g, f := w.h[i].hs.Token, w.h[max(first, 0)].hs.Token; first >= 0 && g != f {
 			return fmt.Errorf("%s's fenced work with generation %d runs while %s's with generation %d does",
-				leaseHolderName(i), leaseGen(w.holder(i)), leaseHolderName(first), leaseGen(w.holder(first)))
+				leaseHolderName(i), g, leaseHolderName(first), f)
 		}
 		first = i
 	}
 	return nil
 }
-
-// leaseWorking reports whether the fenced work of the packed holder x
-// runs.
-func leaseWorking(x uint64) bool {
-	lifeCall := uint8(x>>12) & 15
-	return lifeCall != leaseLifeCallCrashed && lifeCall%3 == leaseFenceWorking
-}
-
-// leaseGen returns the packed holder x's generation.
-func leaseGen(x uint64) uint8 { return uint8(x>>8) & 15 }
 
 // faultError says what the move into w did wrong.
 func (m *leaseModel) faultError(w *leaseVars) error {
@@ -60,7 +52,7 @@ func (m *leaseModel) faultError(w *leaseVars) error {
 	who, arg := leaseHolderName(i), w.faultArg
 	switch w.fault {
 	case leaseFaultRejected:
-		return fmt.Errorf("%s's policy rejected %s in state %s, which the runtime fires only when it can", who, leaseTriggerName(arg), m.stateName(w.h[i].st))
+		return fmt.Errorf("%s's policy rejected %s in state %s, which the runtime fires only when it can", who, leaseTriggerName(arg), m.stateName(w.h[i].hs.State))
 	case leaseFaultOutputs:
 		return fmt.Errorf("%s: %s", who, leaseOutputsReason(arg))
 	case leaseFaultGenBack:
@@ -73,7 +65,7 @@ func (m *leaseModel) faultError(w *leaseVars) error {
 		return fmt.Errorf("%s started fenced work with generation %d after declaring the lease lost", who, arg)
 	case leaseFaultEarly:
 		return fmt.Errorf("%s's claim replaced generation %d of %s, which still held it and whose deadline had not passed",
-			who, w.h[arg].gen, leaseHolderName(int(arg)))
+			who, w.h[arg].hs.Token, leaseHolderName(int(arg)))
 	case leaseFaultRefused:
 		return fmt.Errorf("%s's acquisition found %s (facts %s) and did not claim it", who, leaseAbandonedWords(policy.Facts(arg)), leaseFamily.FormatFacts(policy.Facts(arg)))
 	case leaseFaultDeadline:
@@ -88,9 +80,9 @@ func (m *leaseModel) faultError(w *leaseVars) error {
 // loaded record make the key acquirable.
 func leaseAbandonedWords(f policy.Facts) string {
 	switch {
-	case f&leaseFFree != 0:
+	case f&policy.LeaseFactRecordFree != 0:
 		return "the key free"
-	case f&leaseFDead != 0:
+	case f&policy.LeaseFactHolderDead != 0:
 		return "the holder's process dead"
 	}
 	return "the holder silent for the TTL since its manager first saw the revision"
@@ -118,9 +110,9 @@ func (m *leaseModel) owes(pw LeaseWorld) string {
 		who := leaseHolderName(i)
 		switch {
 		case h.flags&leaseCrashed != 0:
-		case h.life == leaseLifeAcquiring:
+		case h.hs.Life == leasestep.LifeAcquiring:
 			return who + "'s Acquire call has not returned"
-		case h.life == leaseLifeReturned && h.flags&leaseClosed != 0:
+		case h.hs.Life == leasestep.LifeHeld && h.hs.Closing:
 			return who + "'s Close call has not returned"
 		case h.fcall != leaseFenceIdle:
 			return who + "'s RunFenced call has not returned"
@@ -130,38 +122,40 @@ func (m *leaseModel) owes(pw LeaseWorld) string {
 }
 
 // canonical sorts the holders that share a process table, which are
-// interchangeable, and renames the references to them. It works on the
-// packed world: a holder's three bytes encode all of its variables.
+// interchangeable, and renames the references to them. A holder's bits
+// encode all of its variables.
 func (m *leaseModel) canonical(w LeaseWorld) LeaseWorld {
 	var perm [LeaseMaxHolders]uint8 // perm[new] = old
+	var keys [LeaseMaxHolders]uint64
 	for i := range perm {
 		perm[i] = uint8(i)
+		keys[i] = w.holder(i)
 	}
-	moved := leaseSortHolders(&w, &perm, 0, m.local)
-	moved = leaseSortHolders(&w, &perm, m.local, m.n) || moved
+	v := w.unpack()
+	moved := leaseSortHolders(&v, &keys, &perm, 0, m.local)
+	moved = leaseSortHolders(&v, &keys, &perm, m.local, m.n) || moved
 	if !moved {
 		return w
 	}
 	var rename [LeaseMaxHolders + 1]uint8 // old+1 → new+1; 0 stays 0
-	c := w
+	c := v
 	for to, from := range perm[:m.n] {
-		c.lo, c.hi = leaseSetHolder(c.lo, c.hi, to, w.holder(int(from)))
+		c.h[to] = v.h[from]
 		rename[from+1] = uint8(to + 1)
 	}
-	v := c.unpack()
-	v.recBy, v.fence, v.faultAt = rename[v.recBy], rename[v.fence], rename[v.faultAt]
-	if v.fault == leaseFaultEarly {
-		v.faultArg = rename[v.faultArg+1] - 1
+	c.recBy, c.fence, c.faultAt = rename[v.recBy], rename[v.fence], rename[v.faultAt]
+	if c.fault == leaseFaultEarly {
+		c.faultArg = rename[v.faultArg+1] - 1
 	}
-	return v.pack()
+	return c.pack()
 }
 
 // leaseSortHolders insertion-sorts perm[lo:hi] by the holders' packed
 // variables and reports whether it moved any.
-func leaseSortHolders(w *LeaseWorld, perm *[LeaseMaxHolders]uint8, lo, hi int) bool {
+func leaseSortHolders(v *leaseVars, keys *[LeaseMaxHolders]uint64, perm *[LeaseMaxHolders]uint8, lo, hi int) bool {
 	moved := false
 	for j := lo + 1; j < hi; j++ {
-		for k := j; k > lo && leaseLess(w, int(perm[k]), int(perm[k-1])); k-- {
+		for k := j; k > lo && leaseLess(v, keys, int(perm[k]), int(perm[k-1])); k-- {
 			perm[k], perm[k-1] = perm[k-1], perm[k]
 			moved = true
 		}
@@ -171,34 +165,27 @@ func leaseSortHolders(w *LeaseWorld, perm *[LeaseMaxHolders]uint8, lo, hi int) b
 
 // leaseLess orders holders by their variables, then by the references the
 // world holds to them, so that holders that compare equal are identical.
-func leaseLess(w *LeaseWorld, a, b int) bool {
-	x, y := leaseHolderKey(w.holder(a)), leaseHolderKey(w.holder(b))
-	if x != y {
-		return x < y
+func leaseLess(v *leaseVars, keys *[LeaseMaxHolders]uint64, a, b int) bool {
+	if keys[a] != keys[b] {
+		return keys[a] < keys[b]
 	}
-	return leaseRoles(w, a) < leaseRoles(w, b)
-}
-
-// leaseHolderKey orders packed holders by their first byte, then their
-// second, then their third.
-func leaseHolderKey(x uint64) uint32 {
-	return uint32(x&0xff)<<16 | uint32(x&0xff00) | uint32(x>>16&0xff)
+	return leaseRoles(v, a) < leaseRoles(v, b)
 }
 
 // leaseRoles encodes the references the world holds to holder i.
-func leaseRoles(w *LeaseWorld, i int) uint8 {
+func leaseRoles(v *leaseVars, i int) uint8 {
 	var r uint8
 	id := uint8(i + 1)
-	if w.rec()>>5 == id {
+	if v.recBy == id {
 		r |= 1
 	}
-	if w.fence()&7 == id {
+	if v.fence == id {
 		r |= 2
 	}
-	if w.ghost()&7 == id {
+	if v.faultAt == id {
 		r |= 4
 	}
-	if w.fault() == leaseFaultEarly && w.arg() == uint8(i) {
+	if v.fault == leaseFaultEarly && v.faultArg == uint8(i) {
 		r |= 8
 	}
 	return r

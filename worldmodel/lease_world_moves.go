@@ -1,6 +1,9 @@
 package worldmodel
 
 import (
+	"github.com/rivus/collab/internal/leasestep"
+	"github.com/rivus/collab/lease/store"
+	"github.com/rivus/collab/platform"
 	"github.com/rivus/collab/policy"
 )
 
@@ -21,14 +24,14 @@ func (m *leaseModel) next(w LeaseWorld, yield func(string, LeaseWorld)) {
 // timers, the repository and faults could make in w.
 func (m *leaseModel) holderMoves(pw *LeaseWorld, w *leaseVars, i int, yield func(string, LeaseWorld)) {
 	h := &w.h[i]
-	life := h.life
-	if life == leaseLifeNone && int(w.recGen) < m.b.Generations {
+	life := h.hs.Life
+	if life == leasestep.LifeIdle && int(w.recGen) < m.b.Generations {
 		m.emit(pw, w, i, leaseMvAcquire, yield)
 	}
-	if life == leaseLifeReturned && h.flags&leaseClosed == 0 && h.op == leaseOpNone {
+	if life == leasestep.LifeHeld && !h.hs.Closing && h.hs.Call == leasestep.CallNone {
 		m.emit(pw, w, i, leaseMvClose, yield)
 	}
-	if h.fcall != leaseFenceIdle || life == leaseLifeReturned {
+	if h.fcall != leaseFenceIdle || life == leasestep.LifeHeld {
 		m.fenceMoves(pw, w, i, yield)
 	}
 	if h.flags&leaseRenew != 0 {
@@ -37,7 +40,7 @@ func (m *leaseModel) holderMoves(pw *LeaseWorld, w *leaseVars, i int, yield func
 	if h.flags&leaseArmed != 0 {
 		m.emit(pw, w, i, leaseMvDeadlinePassed, yield)
 	}
-	if h.op != leaseOpNone {
+	if h.hs.Call != leasestep.CallNone {
 		m.resultMoves(pw, w, i, yield)
 	}
 	if m.b.Pauses && h.flags&(leaseArmed|leaseLag) == leaseArmed {
@@ -65,14 +68,14 @@ func (m *leaseModel) fenceMoves(pw *LeaseWorld, w *leaseVars, i int, yield func(
 	h := &w.h[i]
 	switch h.fcall {
 	case leaseFenceIdle:
-		if h.life == leaseLifeReturned {
+		if h.hs.Life == leasestep.LifeHeld {
 			m.emit(pw, w, i, leaseMvRunFenced, yield)
 		}
 	case leaseFenceWaiting:
 		if w.fence == 0 {
 			m.emit(pw, w, i, leaseMvFenceTaken, yield)
 		}
-		if h.flags&leaseLostF != 0 || h.life == leaseLifeEnded {
+		if h.hs.Lost || h.hs.Life == leasestep.LifeEnded {
 			m.emit(pw, w, i, leaseMvWaitEnds, yield)
 		}
 	case leaseFenceWorking:
@@ -84,12 +87,12 @@ func (m *leaseModel) fenceMoves(pw *LeaseWorld, w *leaseVars, i int, yield func(
 func (m *leaseModel) resultMoves(pw *LeaseWorld, w *leaseVars, i int, yield func(string, LeaseWorld)) {
 	h := &w.h[i]
 	switch {
-	case h.op == leaseOpLoad:
+	case h.hs.Call == leasestep.CallLoad:
 		m.emit(pw, w, i, leaseMvLoaded, yield)
-		if h.flags&(leaseSeen|leaseTTL) == leaseSeen {
+		if h.flags&(leaseSeen|leaseTTL) == leaseSeen || h.note != leaseRevNone && h.flags&leaseNoteTTL == 0 {
 			m.emit(pw, w, i, leaseMvLoadedTTL, yield)
 		}
-	case m.current(h):
+	case uint8(h.hs.Write.Expected) == w.recRev():
 		m.emit(pw, w, i, leaseMvSaved, yield)
 		if m.b.Ambiguous {
 			m.emit(pw, w, i, leaseMvFailedApplied, yield)
@@ -102,38 +105,39 @@ func (m *leaseModel) resultMoves(pw *LeaseWorld, w *leaseVars, i int, yield func
 	}
 }
 
-// current reports whether the revision h's write is over is the record's.
-func (m *leaseModel) current(h *leaseHolder) bool {
-	if h.op == leaseOpRenew {
-		return h.flags&leaseWFresh != 0
+// recRev is the record's revision as the world gives it to the step.
+func (w *leaseVars) recRev() uint8 {
+	if w.recBy == 0 {
+		return leaseRevNone
 	}
-	return h.flags&leaseLFresh != 0
+	return leaseRevCurrent
 }
 
 // emit applies move mv of holder i to a copy of w and yields it. pw is w
 // packed: only what the move changed is packed again.
 func (m *leaseModel) emit(pw *LeaseWorld, w *leaseVars, i int, mv leaseMove, yield func(string, LeaseWorld)) {
-	nw := *w
-	m.apply(&nw, i, mv)
+	nw := m.scratch // the step's Env holds a pointer to it: a local would escape
+	*nw = *w
+	m.apply(nw, i, mv)
 	if nw.others {
 		yield(m.labels[i][mv], nw.pack())
 		return
 	}
-	lo, hi := pw.words()
-	lo, hi = leaseSetHolder(lo, hi, i, nw.h[i].word())
-	yield(m.labels[i][mv], leaseWorldOf(lo, hi&0xffffffff|nw.recordWord()<<32))
+	c := *pw
+	c.setHolder(i, nw.h[i].word())
+	c.setRecord(nw.recordWord())
+	yield(m.labels[i][mv], c)
 }
 
 // apply carries out move mv of holder i.
 func (m *leaseModel) apply(w *leaseVars, i int, mv leaseMove) {
 	h := &w.h[i]
+	e := leaseEnv{m, w, i, false}
 	switch mv {
 	case leaseMvAcquire:
-		h.life = leaseLifeAcquiring
-		m.fire(w, i, leaseTAcquire, 0, leaseOpNone)
+		leasestep.Acquire(m.p, e, &h.hs)
 	case leaseMvClose:
-		h.flags |= leaseClosed
-		m.fire(w, i, leaseTRelease, 0, leaseOpNone)
+		leasestep.Release(m.p, e, &h.hs)
 	case leaseMvRunFenced:
 		if w.fence != 0 {
 			h.fcall = leaseFenceWaiting
@@ -149,7 +153,7 @@ func (m *leaseModel) apply(w *leaseVars, i int, mv leaseMove) {
 		w.fence = 0
 	case leaseMvRenewDue:
 		h.flags &^= leaseRenew
-		m.fire(w, i, leaseTRenewDue, 0, leaseOpNone)
+		leasestep.RenewDue(m.p, e, &h.hs)
 	case leaseMvDeadlinePassed:
 		m.deadlinePassed(w, i)
 	case leaseMvLag:
@@ -158,7 +162,7 @@ func (m *leaseModel) apply(w *leaseVars, i int, mv leaseMove) {
 		if w.fence == uint8(i+1) {
 			w.fence = 0
 		}
-		*h = leaseHolder{st: m.init, flags: leaseCrashed}
+		*h = leaseHolder{hs: leasestep.Handle[uint8]{State: m.init}, flags: leaseCrashed}
 	default:
 		m.result(w, i, mv)
 	}
@@ -168,8 +172,8 @@ func (m *leaseModel) apply(w *leaseVars, i int, mv leaseMove) {
 // result delivers the result of holder i's repository call.
 func (m *leaseModel) result(w *leaseVars, i int, mv leaseMove) {
 	h := &w.h[i]
-	op := h.op
-	h.op = leaseOpNone
+	e := leaseEnv{m, w, i, false}
+	call := h.hs.Call
 	switch mv {
 	case leaseMvLoaded:
 		m.loaded(w, i)
@@ -177,49 +181,102 @@ func (m *leaseModel) result(w *leaseVars, i int, mv leaseMove) {
 		m.ttlPassed(w, i)
 		m.loaded(w, i)
 	case leaseMvSaved:
-		m.write(w, i, op, true)
-		m.fire(w, i, leaseTSaved, 0, op)
+		m.write(w, i)
+		e.saved = call == leasestep.CallClaim || call == leasestep.CallRenew
+		leasestep.Answered(m.p, e, &h.hs, leasestep.Answer{Result: leasestep.OK, Rev: store.Revision(leaseRevCurrent)})
 	case leaseMvConflict:
-		m.fire(w, i, leaseTConflict, 0, op)
-		if op == leaseOpRenew && h.life == leaseLifeReturned && h.flags&(leaseLostF|leaseClosed) == 0 {
-			w.setFault(leaseFaultConflict, i, h.gen)
+		leasestep.Answered(m.p, e, &h.hs, leasestep.Answer{Result: leasestep.Conflict})
+		if call == leasestep.CallRenew && h.hs.Life == leasestep.LifeHeld && !h.hs.Lost && !h.hs.Closing {
+			w.setFault(leaseFaultConflict, i, uint8(h.hs.Token))
 		}
 	case leaseMvFailed:
-		m.fire(w, i, leaseTRepoFailed, 0, op)
+		leasestep.Answered(m.p, e, &h.hs, leasestep.Answer{Result: leasestep.Failed})
 	case leaseMvFailedApplied:
-		m.write(w, i, op, false)
-		m.fire(w, i, leaseTRepoFailed, 0, op)
+		m.write(w, i)
+		leasestep.Answered(m.p, e, &h.hs, leasestep.Answer{Result: leasestep.Failed})
 	}
 }
 
-// ttlPassed lets TTL pass for observer i since its manager first saw the
-// current revision: by then every armed holder's deadline has passed,
-// unless the holder's clock lagged (see the time comment above).
+// ttlPassed lets TTL pass for observer i since its manager's note and
+// since it first saw the current revision: by then every armed holder's
+// deadline has passed, unless the holder's clock lagged or its deadline
+// started late (see the time comment above). A note of an older revision
+// tells nothing of the current holder's deadline.
 func (m *leaseModel) ttlPassed(w *leaseVars, i int) {
-	w.h[i].flags |= leaseTTL
+	h := &w.h[i]
+	if h.note != leaseRevNone {
+		h.flags |= leaseNoteTTL
+	}
+	if h.flags&leaseSeen == 0 {
+		return
+	}
+	h.flags |= leaseTTL
 	w.others = true
 	for k := range m.n {
-		if w.h[k].flags&(leaseArmed|leaseLag) == leaseArmed {
+		if w.h[k].flags&(leaseArmed|leaseLag|leaseLate) == leaseArmed {
 			w.h[k].flags |= leaseDue
 		}
 	}
 }
 
-// loaded reads the record for holder i, notes a revision new to its
-// manager, and fires Loaded. An acquisition that finds the key free, its
-// holder dead or its revision silent for TTL must claim it.
+// loaded answers holder i's load with the record and fires Loaded through
+// the runtime's step. An acquisition that finds the key free, its holder
+// dead or its revision silent for TTL since its manager first saw it (the
+// ghost, not the step's note) must claim it.
 func (m *leaseModel) loaded(w *leaseVars, i int) {
 	h := &w.h[i]
-	h.flags |= leaseLFresh
-	if h.flags&leaseSeen == 0 {
-		h.flags = h.flags&^leaseTTL | leaseSeen
+	acquiring := h.hs.Life == leasestep.LifeAcquiring
+	var truth policy.Facts
+	if acquiring {
+		truth = m.truth(w, i)
 	}
-	f := m.facts(w, i)
-	acquiring := h.life == leaseLifeAcquiring
-	out := m.fire(w, i, leaseTLoaded, f, leaseOpLoad)
-	if acquiring && f&leaseTakeoverFacts != 0 && out&leaseOClaim == 0 {
-		w.setFault(leaseFaultRefused, i, uint8(f))
+	s := leasestep.Answered(m.p, leaseEnv{m, w, i, false}, &h.hs, leasestep.Answer{Result: leasestep.OK, Rec: m.record(w, i)})
+	if acquiring && truth != 0 && s.Outputs()&policy.LeaseOutputClaim == 0 {
+		w.setFault(leaseFaultRefused, i, uint8(truth))
 	}
+}
+
+// truth computes the takeover facts of the record for acquiring holder
+// i, from the world itself, and notes the ghost's first sighting: free,
+// its holder's process gone on i's process table, or TTL passed since
+// i's manager's acquisitions first saw the current revision.
+func (m *leaseModel) truth(w *leaseVars, i int) policy.Facts {
+	h := &w.h[i]
+	if w.recBy == 0 || w.recFree != 0 {
+		h.flags &^= leaseSeen | leaseTTL
+		return policy.LeaseFactRecordFree
+	}
+	var f policy.Facts
+	if k := int(w.recBy) - 1; w.h[k].flags&leaseCrashed != 0 && m.sameTable(i, k) {
+		f |= policy.LeaseFactHolderDead
+	}
+	if h.flags&(leaseSeen|leaseTTL) == leaseSeen|leaseTTL {
+		f |= policy.LeaseFactTtlElapsed
+	}
+	h.flags |= leaseSeen
+	return f
+}
+
+// record is the record as holder i's manager loads it: its holder judged
+// as the platform judges (Dead on proof on i's process table, Remote on
+// another).
+func (m *leaseModel) record(w *leaseVars, i int) leasestep.Record {
+	if w.recBy == 0 {
+		return leasestep.Record{Free: true}
+	}
+	r := leasestep.Record{Revision: store.Revision(leaseRevCurrent), Generation: store.Token(w.recGen), Free: w.recFree != 0}
+	if !r.Free {
+		k := int(w.recBy) - 1
+		switch {
+		case !m.sameTable(i, k):
+			r.Liveness = platform.Remote
+		case w.h[k].flags&leaseCrashed != 0:
+			r.Liveness = platform.Dead
+		default:
+			r.Liveness = platform.Alive
+		}
+	}
+	return r
 }
 
 // fenceTaken gives holder i's RunFenced call the fence, re-reads the record
@@ -228,7 +285,7 @@ func (m *leaseModel) fenceTaken(w *leaseVars, i int) {
 	h := &w.h[i]
 	w.fence = uint8(i + 1)
 	h.fcall = leaseFenceTaken
-	m.fire(w, i, leaseTFenceTaken, m.facts(w, i), leaseOpNone)
+	leasestep.FenceTaken(m.p, leaseEnv{m, w, i, false}, &h.hs, m.record(w, i))
 	if h.fcall == leaseFenceTaken {
 		w.setFault(leaseFaultOutputs, i, leaseArgNoAnswer)
 		h.fcall, w.fence = leaseFenceIdle, 0 // the world ends here; a stuck call needs no bit of its own
@@ -240,61 +297,58 @@ func (m *leaseModel) fenceTaken(w *leaseVars, i int) {
 // itself lost at its deadline.
 func (m *leaseModel) deadlinePassed(w *leaseVars, i int) {
 	h := &w.h[i]
-	h.flags &^= leaseArmed | leaseDue | leaseLag
-	m.fire(w, i, leaseTDeadlinePassed, 0, leaseOpNone)
-	if h.life == leaseLifeReturned && h.flags&(leaseLostF|leaseClosed) == 0 {
-		w.setFault(leaseFaultDeadline, i, h.gen)
+	h.flags &^= leaseArmed | leaseDue | leaseLag | leaseLate
+	leasestep.DeadlinePassed(m.p, leaseEnv{m, w, i, false}, &h.hs)
+	if h.hs.Life == leasestep.LifeHeld && !h.hs.Lost && !h.hs.Closing {
+		w.setFault(leaseFaultDeadline, i, uint8(h.hs.Token))
 	}
-}
-
-// facts computes the facts of the record as holder i's manager reads it.
-func (m *leaseModel) facts(w *leaseVars, i int) policy.Facts {
-	h := &w.h[i]
-	var f policy.Facts
-	if w.recBy == 0 || w.recFree != 0 {
-		f |= leaseFFree
-	} else {
-		k := int(w.recBy) - 1
-		if w.h[k].flags&leaseCrashed != 0 && m.sameTable(i, k) {
-			f |= leaseFDead
-		}
-		if k == i && h.life == leaseLifeReturned && w.recGen == h.gen {
-			f |= leaseFOurs
-		}
-	}
-	if h.flags&(leaseSeen|leaseTTL) == leaseSeen|leaseTTL {
-		f |= leaseFTTL
-	}
-	return f
 }
 
 func (m *leaseModel) sameTable(i, k int) bool { return (i < m.local) == (k < m.local) }
 
-// write applies holder i's write op to the record; known says whether the
-// holder learns the new revision (Saved) or not (a failure after all).
-func (m *leaseModel) write(w *leaseVars, i int, op uint8, known bool) {
+// write applies holder i's write in flight to the record; the answer
+// tells the step whether it learns the new revision. Every revision noted
+// anywhere becomes stale.
+func (m *leaseModel) write(w *leaseVars, i int) {
 	h := &w.h[i]
-	if h.gen < w.recGen {
+	wr := h.hs.Write
+	if wr.Generation > leaseMaxGeneration {
+		panic("worldmodel: lease world: generation beyond the packed world's range; see leaseMaxGeneration")
+	}
+	gen := uint8(wr.Generation)
+	if gen < w.recGen {
 		w.setFault(leaseFaultGenBack, i, w.recGen)
 	}
-	if op == leaseOpClaim {
-		if h.gen <= w.top {
-			w.setFault(leaseFaultGenRepeat, i, h.gen)
+	if h.hs.Call == leasestep.CallClaim {
+		if gen <= w.top {
+			w.setFault(leaseFaultGenRepeat, i, gen)
 		}
 		m.checkTakeover(w, i)
-		w.top = max(w.top, h.gen)
+		w.top = max(w.top, gen)
 	}
-	w.recGen, w.recBy, w.recFree = h.gen, uint8(i+1), 0
-	if op == leaseOpTombstone {
+	w.recGen, w.recBy, w.recFree = gen, uint8(i+1), 0
+	if wr.Released {
 		w.recFree = 1
 	}
 	for k := range m.n {
-		w.h[k].flags &^= leaseLFresh | leaseWFresh | leaseSeen | leaseTTL
+		w.h[k].stale()
 	}
 	w.others = true
-	if known {
-		h.flags |= leaseWFresh
+}
+
+// stale makes every revision h notes stale: the record has moved.
+func (h *leaseHolder) stale() {
+	st := func(r *store.Revision) {
+		if *r == store.Revision(leaseRevCurrent) {
+			*r = store.Revision(leaseRevStale)
+		}
 	}
+	st(&h.hs.Wrote)
+	st(&h.hs.Write.Expected)
+	if h.note == leaseRevCurrent {
+		h.note = leaseRevStale
+	}
+	h.flags &^= leaseSeen | leaseTTL
 }
 
 // checkTakeover judges holder i's claim, about to replace the record: the
@@ -306,125 +360,8 @@ func (m *leaseModel) checkTakeover(w *leaseVars, i int) {
 	}
 	k := int(w.recBy) - 1
 	v := &w.h[k]
-	if v.life == leaseLifeReturned && v.gen == w.recGen && v.flags&(leaseArmed|leaseDue|leaseLag) == leaseArmed {
+	if v.hs.Life == leasestep.LifeHeld && uint8(v.hs.Token) == w.recGen && v.flags&(leaseArmed|leaseDue|leaseLag) == leaseArmed {
 		w.setFault(leaseFaultEarly, i, uint8(k))
-	}
-}
-
-// fire steps holder i's handle with trigger t and facts f and carries out
-// the outputs; done is the repository call whose result t reports. It
-// returns the outputs.
-func (m *leaseModel) fire(w *leaseVars, i int, t policy.TriggerID, f policy.Facts, done uint8) policy.Outputs {
-	h := &w.h[i]
-	r := m.p.Step(policy.StateID(h.st), t, f)
-	switch {
-	case r.Verdict == policy.Ignored:
-		return 0
-	case r.Verdict != policy.Fired:
-		w.setFault(leaseFaultRejected, i, uint8(t))
-		return 0
-	case int(r.Next) >= len(m.states):
-		w.setFault(leaseFaultOutputs, i, leaseArgBadState)
-		return 0
-	}
-	h.st = uint8(r.Next)
-	m.carry(w, i, r.Outputs, t, done)
-	return r.Outputs
-}
-
-// carry carries out holder i's outputs in the family's order, as the
-// manager does after a step fired by trigger t.
-func (m *leaseModel) carry(w *leaseVars, i int, out policy.Outputs, t policy.TriggerID, done uint8) {
-	h := &w.h[i]
-	if out&leaseOStopTimers != 0 {
-		h.flags &^= leaseTimerBits
-	}
-	if out&leaseOCalls != 0 {
-		m.calls(w, i, out, t)
-	}
-	if out&leaseOArmDeadline != 0 {
-		h.flags |= leaseArmed
-		if t == leaseTSaved && (done == leaseOpClaim || done == leaseOpRenew) {
-			h.flags &^= leaseDue | leaseLag
-		} else {
-			h.flags |= leaseLag // it started at an unknown earlier moment
-		}
-	}
-	if out&leaseOSchedule != 0 {
-		h.flags |= leaseRenew
-	}
-	if out&leaseODeclareLost != 0 {
-		h.flags = h.flags&^leaseTimerBits | leaseLostF
-	}
-	if out&leaseOFenceAnswers != 0 {
-		m.answerFence(w, i, out, t)
-	}
-	if out&leaseOReturns != 0 {
-		m.returns(w, i, out, t, done)
-	}
-	if l := h.life; (l == leaseLifeNone || l == leaseLifeEnded) && h.op != leaseOpNone {
-		w.setFault(leaseFaultOutputs, i, leaseArgCallLeft)
-	}
-}
-
-// calls issues the repository calls among out.
-func (m *leaseModel) calls(w *leaseVars, i int, out policy.Outputs, t policy.TriggerID) {
-	h := &w.h[i]
-	if out&leaseOLoad != 0 {
-		m.issue(w, i, leaseOpLoad, leaseOLoad)
-	}
-	if out&leaseOClaim != 0 {
-		if h.life != leaseLifeAcquiring || t != leaseTLoaded {
-			w.setFault(leaseFaultOutputs, i, leaseOutputBit(leaseOClaim))
-		} else {
-			if w.recGen >= leaseMaxGeneration {
-				panic("worldmodel: lease world: generation beyond the packed world's range; see leaseMaxGeneration")
-			}
-			h.gen = w.recGen + 1
-			m.issue(w, i, leaseOpClaim, leaseOClaim)
-		}
-	}
-	if out&leaseORenew != 0 {
-		if h.life != leaseLifeReturned {
-			w.setFault(leaseFaultOutputs, i, leaseOutputBit(leaseORenew))
-		} else {
-			m.issue(w, i, leaseOpRenew, leaseORenew)
-		}
-	}
-	if out&leaseOTombstone != 0 {
-		if h.life != leaseLifeReturned || t != leaseTLoaded {
-			w.setFault(leaseFaultOutputs, i, leaseOutputBit(leaseOTombstone))
-		} else {
-			m.issue(w, i, leaseOpTombstone, leaseOTombstone)
-		}
-	}
-}
-
-// issue starts repository call op for holder i, the only one in flight.
-func (m *leaseModel) issue(w *leaseVars, i int, op uint8, o policy.Outputs) {
-	h := &w.h[i]
-	if h.op != leaseOpNone {
-		w.setFault(leaseFaultOutputs, i, leaseOutputBit(o))
-		return
-	}
-	h.op = op
-}
-
-// answerFence carries out the answer to the RunFenced call that holds the
-// fence: exactly one of runFenced and refuseFenced, in FenceTaken's step.
-func (m *leaseModel) answerFence(w *leaseVars, i int, out policy.Outputs, t policy.TriggerID) {
-	h := &w.h[i]
-	answer := out & leaseOFenceAnswers
-	switch {
-	case t != leaseTFenceTaken:
-		w.setFault(leaseFaultOutputs, i, leaseOutputBit(answer&-answer))
-	case answer == leaseOFenceAnswers:
-		w.setFault(leaseFaultOutputs, i, leaseArgNoAnswer)
-	case answer == leaseORunFenced:
-		m.startWork(w, i)
-	default:
-		h.fcall = leaseFenceIdle
-		w.fence = 0
 	}
 }
 
@@ -434,47 +371,12 @@ func (m *leaseModel) answerFence(w *leaseVars, i int, out policy.Outputs, t poli
 func (m *leaseModel) startWork(w *leaseVars, i int) {
 	h := &w.h[i]
 	switch {
-	case h.flags&leaseLostF != 0:
-		w.setFault(leaseFaultLostWork, i, h.gen)
-	case h.life != leaseLifeReturned || w.recBy != uint8(i+1) || w.recFree != 0 || w.recGen != h.gen:
-		w.setFault(leaseFaultStale, i, h.gen)
+	case h.hs.Lost:
+		w.setFault(leaseFaultLostWork, i, uint8(h.hs.Token))
+	case h.hs.Life != leasestep.LifeHeld || w.recBy != uint8(i+1) || w.recFree != 0 || w.recGen != uint8(h.hs.Token):
+		w.setFault(leaseFaultStale, i, uint8(h.hs.Token))
 	}
 	h.fcall = leaseFenceWorking
-}
-
-// returns carries out the answers to the handle's pending Acquire or Close.
-func (m *leaseModel) returns(w *leaseVars, i int, out policy.Outputs, t policy.TriggerID, done uint8) {
-	h := &w.h[i]
-	if out&leaseOAcquired != 0 {
-		if h.life != leaseLifeAcquiring || t != leaseTSaved || done != leaseOpClaim {
-			w.setFault(leaseFaultOutputs, i, leaseOutputBit(leaseOAcquired))
-		} else {
-			h.life = leaseLifeReturned
-		}
-	}
-	if out&leaseOHeldError != 0 {
-		if h.life != leaseLifeAcquiring {
-			w.setFault(leaseFaultOutputs, i, leaseOutputBit(leaseOHeldError))
-		} else {
-			h.life = leaseLifeNone
-		}
-	}
-	if out&leaseORepoError != 0 {
-		switch {
-		case h.life == leaseLifeAcquiring:
-			h.life = leaseLifeNone
-		case h.life != leaseLifeReturned || h.flags&leaseClosed == 0:
-			w.setFault(leaseFaultOutputs, i, leaseOutputBit(leaseORepoError))
-		}
-	}
-	if out&leaseOEndHandle != 0 {
-		if h.life != leaseLifeReturned {
-			w.setFault(leaseFaultOutputs, i, leaseOutputBit(leaseOEndHandle))
-		} else {
-			h.life = leaseLifeEnded
-			h.flags &^= leaseTimerBits | leaseClosed // Close has returned
-		}
-	}
 }
 
 // leaseOutputBit returns the bit index of the single output o.
@@ -493,10 +395,10 @@ func leaseOutputBit(o policy.Outputs) uint8 {
 // handle's leftovers are one world.
 func (m *leaseModel) tidy(w *leaseVars, i int) {
 	h := &w.h[i]
-	if l := h.life; l != leaseLifeNone && l != leaseLifeEnded || h.fcall != leaseFenceIdle || h.op != leaseOpNone || w.fault != leaseFaultNone {
+	if l := h.hs.Life; l != leasestep.LifeIdle && l != leasestep.LifeEnded || h.fcall != leaseFenceIdle || h.hs.Call != leasestep.CallNone || w.fault != leaseFaultNone {
 		return
 	}
-	*h = leaseHolder{st: m.init, flags: h.flags & (leaseCrashed | leaseSeen | leaseTTL)}
+	*h = leaseHolder{hs: leasestep.Handle[uint8]{State: m.init}, note: h.note, flags: h.flags & (leaseCrashed | leaseSeen | leaseTTL | leaseNoteTTL)}
 }
 
 // setFault records the first fault of a move.

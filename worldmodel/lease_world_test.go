@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/rivus/collab/fsm"
+	"github.com/rivus/collab/internal/leasestep"
+	"github.com/rivus/collab/lease/store"
 	"github.com/rivus/collab/modelcheck"
 	"github.com/rivus/collab/policy"
 )
@@ -194,17 +196,17 @@ func leaseInvariant(tb testing.TB, m modelcheck.Model[LeaseWorld], name string) 
 // the model cannot reach breaks them.
 func TestLeaseInvariantsCanFail(t *testing.T) {
 	m := leaseModelOf(t, fsm.LeasePolicy, DefaultLeaseBounds(), false)
-	held := leaseHolder{st: uint8(fsm.LeaseHeld), gen: 1, life: leaseLifeReturned, fcall: leaseFenceWorking, flags: leaseArmed}
+	held := leaseHolder{hs: leasestep.Handle[uint8]{State: policy.StateID(fsm.LeaseHeld), Token: 1, Life: leasestep.LifeHeld}, fcall: leaseFenceWorking, flags: leaseArmed}
 
 	var v leaseVars
 	v.h[0], v.h[1] = held, held
-	v.h[1].gen = 2
+	v.h[1].hs.Token = 2
 	v.recGen, v.recBy, v.fence = 2, 2, 2
 	err := leaseInvariant(t, m, leaseInvOverlap)(v.pack())
 	if err == nil || !strings.Contains(err.Error(), "generation 2 runs while h0's with generation 1") {
 		t.Errorf("%s on two sections of generations 1 and 2: %v", leaseInvOverlap, err)
 	}
-	v.h[1].gen = 1
+	v.h[1].hs.Token = 1
 	if err := leaseInvariant(t, m, leaseInvOverlap)(v.pack()); err != nil {
 		t.Errorf("%s on two sections of one generation: %v", leaseInvOverlap, err)
 	}
@@ -213,10 +215,10 @@ func TestLeaseInvariantsCanFail(t *testing.T) {
 	// move leads here): h0's acquisition claims 2 again.
 	var w leaseVars
 	for i := range w.h {
-		w.h[i].st = uint8(fsm.LeaseIdle)
+		w.h[i].hs.State = policy.StateID(fsm.LeaseIdle)
 	}
 	w.recGen, w.recBy, w.recFree, w.top = 1, 2, 1, 3
-	w.h[0].st, w.h[0].life, w.h[0].op = uint8(fsm.LeaseAcquiring), leaseLifeAcquiring, leaseOpLoad
+	w.h[0].hs.State, w.h[0].hs.Life, w.h[0].hs.Call = policy.StateID(fsm.LeaseAcquiring), leasestep.LifeAcquiring, leasestep.CallLoad
 	m.Init = []LeaseWorld{w.pack()}
 	r := leaseRun(m)
 	if r.Verdict != modelcheck.Violated || r.Violation.Property != leaseInvRepeat {
@@ -341,11 +343,12 @@ func TestLeaseWorldCanonical(t *testing.T) {
 func TestLeaseWorldFormat(t *testing.T) {
 	m := leaseModelOf(t, fsm.LeasePolicy, DefaultLeaseBounds(), false)
 	var v leaseVars
-	v.h[0] = leaseHolder{st: uint8(fsm.LeaseRenewing), gen: 2, op: leaseOpRenew, life: leaseLifeReturned, fcall: leaseFenceWorking, flags: leaseArmed | leaseDue | leaseSeen}
-	v.h[1] = leaseHolder{st: uint8(fsm.LeaseIdle), flags: leaseCrashed}
+	v.h[0] = leaseHolder{hs: leasestep.Handle[uint8]{State: policy.StateID(fsm.LeaseRenewing), Token: 2, Call: leasestep.CallRenew, Life: leasestep.LifeHeld,
+		Write: leasestep.Write{Generation: 2, Expected: store.Revision(leaseRevCurrent)}}, fcall: leaseFenceWorking, flags: leaseArmed | leaseDue | leaseSeen}
+	v.h[1] = leaseHolder{hs: leasestep.Handle[uint8]{State: policy.StateID(fsm.LeaseIdle)}, flags: leaseCrashed}
 	v.recGen, v.recBy, v.fence = 2, 1, 1
 	got := m.Format(v.pack())
-	for _, want := range []string{"record g2 by h0", "fence held by h0", "h0 Renewing g2, returned, renew in flight, fenced work runs, deadline armed, deadline passed, saw revision", "h1 Idle, crashed"} {
+	for _, want := range []string{"record g2 by h0", "fence held by h0", "h0 Renewing g2, returned, renew of g2 over a current revision in flight, fenced work runs, deadline armed, deadline passed, saw revision", "h1 Idle, crashed"} {
 		if !strings.Contains(got, want) {
 			t.Errorf("Format gives\n%s\nwithout %q", got, want)
 		}

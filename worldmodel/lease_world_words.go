@@ -1,45 +1,163 @@
 package worldmodel
 
-// A LeaseWorld is two words, lo and hi: holder i's three bytes are bits
-// 24i to 24i+23 of the 128-bit number hi:lo, so holder 2 straddles the two
-// words, and the record's four bytes are hi's top half. Next builds the
-// worlds it yields as words, and two words pass in registers: a world of
-// bytes would go through memory, where a 16-byte copy of bytes just written
-// as words stalls until they reach the cache.
+import (
+	"github.com/rivus/collab/internal/leasestep"
+	"github.com/rivus/collab/lease/store"
+	"github.com/rivus/collab/policy"
+)
 
-// words returns w's two words.
-func (w *LeaseWorld) words() (lo, hi uint64) { return w.lo, w.hi }
+// The key function. A LeaseWorld is three words, read as one 192-bit
+// number: holder i's leaseHolderBits bits start at bit leaseHolderBits×i,
+// and the record's 32 bits at bit 160. Within a holder, and within the
+// record, the fields follow one another in the order of the lists below,
+// each in its own width: a new field is one more line in a list, and no
+// layout is written by hand.
+const (
+	leaseHolderBits = 40
+	leaseRecordAt   = leaseHolderBits * LeaseMaxHolders
+	leaseRecordBits = 32
+)
 
-// leaseWorldOf returns the world whose words are lo and hi.
-func leaseWorldOf(lo, hi uint64) LeaseWorld { return LeaseWorld{lo, hi} }
-
-// holder returns holder i's three bytes as a word (see leaseHolder.word).
-func (w *LeaseWorld) holder(i int) uint64 { return leaseHolderWord(w.lo, w.hi, i) }
-
-// The record's four bytes.
-func (w *LeaseWorld) rec() uint8   { return uint8(w.hi >> 32) }
-func (w *LeaseWorld) fence() uint8 { return uint8(w.hi >> 40) }
-func (w *LeaseWorld) ghost() uint8 { return uint8(w.hi >> 48) }
-func (w *LeaseWorld) arg() uint8   { return uint8(w.hi >> 56) }
-
-// leaseHolderShift holds, per holder, the shift of its bits within lo and
-// the right and left shifts that place its bits within hi. A shift of 64
-// or more yields 0: the holder has no bits in that word.
-var leaseHolderShift = [LeaseMaxHolders][3]uint8{{0, 64, 0}, {24, 64, 0}, {48, 16, 0}, {72, 0, 8}}
-
-// leaseSetHolder replaces holder i's bits in lo and hi with x, a holder
-// word (see leaseHolder.word).
-func leaseSetHolder(lo, hi uint64, i int, x uint64) (uint64, uint64) {
-	s := &leaseHolderShift[i]
-	const mask = 1<<24 - 1
-	lo = lo&^(mask<<s[0]) | x<<s[0]
-	hi = hi&^(mask>>s[1]<<s[2]) | x>>s[1]<<s[2]
-	return lo, hi
+// get returns the n bits of w at bit off.
+func (w *LeaseWorld) get(off, n uint) uint64 {
+	i, s := off/64, off%64
+	v := w.w[i] >> s
+	if s+n > 64 {
+		v |= w.w[i+1] << (64 - s)
+	}
+	return v & (1<<n - 1)
 }
 
-// leaseHolderWord extracts holder i's word from lo and hi.
-func leaseHolderWord(lo, hi uint64, i int) uint64 {
-	s := &leaseHolderShift[i]
-	const mask = 1<<24 - 1
-	return (lo>>s[0] | hi>>s[2]<<s[1]) & mask
+// set replaces the n bits of w at bit off with v.
+func (w *LeaseWorld) set(off, n uint, v uint64) {
+	i, s := off/64, off%64
+	mask := uint64(1)<<n - 1
+	w.w[i] = w.w[i]&^(mask<<s) | v<<s
+	if s+n > 64 {
+		r := 64 - s
+		w.w[i+1] = w.w[i+1]&^(mask>>r) | v>>r
+	}
+}
+
+// holder returns holder i's bits (see leaseHolder.word).
+func (w *LeaseWorld) holder(i int) uint64 { return w.get(uint(i)*leaseHolderBits, leaseHolderBits) }
+
+func (w *LeaseWorld) setHolder(i int, x uint64) { w.set(uint(i)*leaseHolderBits, leaseHolderBits, x) }
+
+func (w *LeaseWorld) setRecord(x uint64) { w.set(leaseRecordAt, leaseRecordBits, x) }
+
+// fault returns the fault the move into w recorded.
+func (w LeaseWorld) fault() leaseFault { return leaseFault(w.get(leaseRecordAt+11, 4)) }
+
+// fields packs and unpacks a sequence of small fields in one word.
+type fields struct {
+	x   uint64
+	off uint
+}
+
+func (f *fields) put(v uint64, n uint) {
+	f.x |= (v & (1<<n - 1)) << f.off
+	f.off += n
+}
+
+func (f *fields) take(n uint) uint64 {
+	v := f.x >> f.off & (1<<n - 1)
+	f.off += n
+	return v
+}
+
+func b2u(b bool) uint64 {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// word packs h: the handle's bookkeeping that outlives a move, its
+// RunFenced call, its manager's note and its flags.
+func (h *leaseHolder) word() uint64 {
+	var f fields
+	hs := &h.hs
+	f.put(uint64(hs.State), 5)
+	f.put(uint64(hs.Life), 2)
+	f.put(uint64(hs.Call), 3)
+	f.put(b2u(hs.Closing), 1)
+	f.put(b2u(hs.Lost), 1)
+	f.put(uint64(hs.Token), 4)
+	f.put(uint64(hs.Write.Generation), 4)
+	f.put(b2u(hs.Write.Released), 1)
+	f.put(uint64(hs.Write.Expected), 2)
+	f.put(uint64(hs.Wrote), 2)
+	f.put(uint64(h.fcall), 2)
+	f.put(uint64(h.note), 2)
+	f.put(uint64(h.flags), leaseFlagCount)
+	return f.x
+}
+
+// leaseUnpackHolderWord inverts leaseHolder.word; the handle's instants
+// are all of an earlier move.
+func leaseUnpackHolderWord(x uint64) leaseHolder {
+	f := fields{x: x}
+	var h leaseHolder
+	hs := &h.hs
+	hs.State = policy.StateID(f.take(5))
+	hs.Life = leasestep.Life(f.take(2))
+	hs.Call = leasestep.Call(f.take(3))
+	hs.Closing = f.take(1) != 0
+	hs.Lost = f.take(1) != 0
+	hs.Token = store.Token(f.take(4))
+	hs.Write.Generation = store.Token(f.take(4))
+	hs.Write.Released = f.take(1) != 0
+	hs.Write.Expected = store.Revision(f.take(2))
+	hs.Wrote = store.Revision(f.take(2))
+	h.fcall = uint8(f.take(2))
+	h.note = uint8(f.take(2))
+	h.flags = leaseFlags(f.take(leaseFlagCount))
+	hs.CallStart, hs.WriteStart = leaseMomentPast, leaseMomentPast
+	return h
+}
+
+// recordWord packs the variables beside the holders'.
+func (v *leaseVars) recordWord() uint64 {
+	var f fields
+	f.put(uint64(v.recGen), 4)
+	f.put(uint64(v.recFree), 1)
+	f.put(uint64(v.recBy), 3)
+	f.put(uint64(v.fence), 3)
+	f.put(uint64(v.fault), 4) // at bit 11: see fault
+	f.put(uint64(v.faultAt), 3)
+	f.put(uint64(v.top), 4)
+	f.put(uint64(v.faultArg), 7)
+	return f.x
+}
+
+func (v *leaseVars) unpackRecord(x uint64) {
+	f := fields{x: x}
+	v.recGen = uint8(f.take(4))
+	v.recFree = uint8(f.take(1))
+	v.recBy = uint8(f.take(3))
+	v.fence = uint8(f.take(3))
+	v.fault = leaseFault(f.take(4))
+	v.faultAt = uint8(f.take(3))
+	v.top = uint8(f.take(4))
+	v.faultArg = uint8(f.take(7))
+}
+
+// pack packs v into a LeaseWorld; unpack inverts it.
+func (v *leaseVars) pack() LeaseWorld {
+	var w LeaseWorld
+	for i := range v.h {
+		w.setHolder(i, v.h[i].word())
+	}
+	w.setRecord(v.recordWord())
+	return w
+}
+
+func (w LeaseWorld) unpack() leaseVars {
+	var v leaseVars
+	for i := range v.h {
+		v.h[i] = leaseUnpackHolderWord(w.holder(i))
+	}
+	v.unpackRecord(w.get(leaseRecordAt, leaseRecordBits))
+	return v
 }
