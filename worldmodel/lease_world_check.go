@@ -127,9 +127,16 @@ func (m *leaseModel) owes(pw LeaseWorld) string {
 func (m *leaseModel) canonical(w LeaseWorld) LeaseWorld {
 	var perm [LeaseMaxHolders]uint8 // perm[new] = old
 	var keys [LeaseMaxHolders]uint64
+	sorted := true
 	for i := range perm {
 		perm[i] = uint8(i)
 		keys[i] = w.holder(i)
+		if i > 0 && i != m.local && i < m.n && keys[i] <= keys[i-1] {
+			sorted = false
+		}
+	}
+	if sorted {
+		return w // strictly ascending in each class: nothing ties, nothing moves
 	}
 	v := w.unpack()
 	moved := leaseSortHolders(&v, &keys, &perm, 0, m.local)

@@ -78,15 +78,19 @@ func b2u(b bool) uint64 {
 func (h *leaseHolder) word() uint64 {
 	var f fields
 	hs := &h.hs
+	w := hs.Write
+	if hs.Call == leasestep.CallNone {
+		w = leasestep.Write{} // the write of a call answered no longer matters
+	}
 	f.put(uint64(hs.State), 5)
 	f.put(uint64(hs.Life), 2)
 	f.put(uint64(hs.Call), 3)
 	f.put(b2u(hs.Closing), 1)
 	f.put(b2u(hs.Lost), 1)
 	f.put(uint64(hs.Token), 4)
-	f.put(uint64(hs.Write.Generation), 4)
-	f.put(b2u(hs.Write.Released), 1)
-	f.put(uint64(hs.Write.Expected), 2)
+	f.put(uint64(w.Generation), 4)
+	f.put(b2u(w.Released), 1)
+	f.put(uint64(w.Expected), 2)
 	f.put(uint64(hs.Wrote), 2)
 	f.put(uint64(h.fcall), 2)
 	f.put(uint64(h.note), 2)
