@@ -34,7 +34,7 @@ func (m *Manager) Acquire(ctx context.Context, key string) (*Lease, error) {
 	m.steppedLocked(h, leasestep.Acquire(m.pol, h.env(), &h.step))
 	err = m.callsLocked(ctx, h)
 	r, holder := h.reply, h.loaded.Snapshot.Holder
-	m.mu.Unlock()
+	m.unlockAndReport()
 	switch {
 	case r&replyAcquired != 0:
 		return h, nil

@@ -2,7 +2,9 @@ package lease_test
 
 import (
 	"errors"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -109,5 +111,52 @@ func TestBreakRetryBreaksOnlyTheHolderItRead(t *testing.T) {
 	}
 	if after := mustLoad(t, repo, "k"); after.Snapshot.Broken || after.Snapshot.Generation != 2 {
 		t.Errorf("record %+v, want generation 2 unbroken", after.Snapshot)
+	}
+}
+
+// TestDeadlineDeclaredWhileOnEventBlocks: a hook that blocks delays no
+// declaration of loss. With OnEvent stuck on the first failed renewal,
+// the lease is still declared lost at its deadline, and the hook hears
+// of the loss, in order, once it returns.
+func TestDeadlineDeclaredWhileOnEventBlocks(t *testing.T) {
+	f := platformtest.New(t)
+	repo := newFaultRepo(lease.NewMemoryRepository(), f.Clock)
+	blocked, unblock := make(chan struct{}), make(chan struct{})
+	var once sync.Once
+	rec := newRecorder(f.Clock)
+	m, _ := newManager(t, f.Platform, repo, func(c *lease.Config) {
+		c.OnEvent = func(e lease.Event) {
+			if e.Kind == lease.RenewalFailed {
+				once.Do(func() {
+					close(blocked)
+					<-unblock
+				})
+			}
+			rec.on(e)
+		}
+	})
+	h := mustAcquire(t, m, "k")
+	deadline := f.Clock.Monotonic() + ttl
+	repo.failNext(-1)
+	step(t, f.Clock, 2, hb)
+	<-blocked
+	advance(f.Clock, deadline-f.Clock.Monotonic())
+	select {
+	case <-h.Lost():
+	case <-time.After(waitLimit):
+		close(unblock)
+		t.Fatalf("the deadline passed with OnEvent blocked, and the lease was not declared lost in %v", waitLimit)
+	}
+	if err := h.Err(); !errors.Is(err, lease.ErrLost) {
+		t.Errorf("Err() = %v, want ErrLost", err)
+	}
+	close(unblock)
+	rec.waitCount(t, lease.Lost, 1)
+	var kinds []lease.EventKind
+	for _, e := range rec.all() {
+		kinds = append(kinds, e.Kind)
+	}
+	if want := []lease.EventKind{lease.Acquired, lease.RenewalFailed, lease.Lost}; !slices.Equal(kinds, want) {
+		t.Errorf("events %v, want %v", kinds, want)
 	}
 }

@@ -52,9 +52,37 @@ type Event struct {
 	Err error
 }
 
-// emitLocked reports e to the hook and the log. It runs with the manager's
-// lock held: the hook must be fast and must not call the manager.
-func (m *Manager) emitLocked(e Event) {
+// emitLocked queues e for reporting: the step that caused it runs with
+// the manager's lock held, and the report runs user code.
+func (m *Manager) emitLocked(e Event) { m.outbox = append(m.outbox, e) }
+
+// unlockAndReport lets go of the manager's lock and reports the events
+// queued under it, in order, outside the lock: a slow log handler or
+// OnEvent delays no step of the manager, and OnEvent may call it. One
+// goroutine reports at a time; one that finds another reporting leaves
+// its events to it, so that the order holds and an OnEvent that calls
+// the manager does not wait for itself.
+func (m *Manager) unlockAndReport() {
+	if m.reporting {
+		m.mu.Unlock()
+		return
+	}
+	m.reporting = true
+	for len(m.outbox) > 0 {
+		events := m.outbox
+		m.outbox = nil
+		m.mu.Unlock()
+		for _, e := range events {
+			m.report(e)
+		}
+		m.mu.Lock()
+	}
+	m.reporting = false
+	m.mu.Unlock()
+}
+
+// report hands e to the log and the hook.
+func (m *Manager) report(e Event) {
 	level := slog.LevelDebug
 	if e.Kind == Lost || e.Kind == RenewalFailed {
 		level = slog.LevelWarn

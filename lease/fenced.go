@@ -56,7 +56,7 @@ func (h *Lease) RunFenced(ctx context.Context, fn func(ctx context.Context, toke
 	h.fenceRun = false
 	m.steppedLocked(h, leasestep.FenceTaken(m.pol, h.env(), &h.step, stepRecord(rec, ok)))
 	run, lostErr := h.fenceRun, h.err
-	m.mu.Unlock()
+	m.unlockAndReport()
 	if !run {
 		if lostErr == nil {
 			lostErr = ErrLost

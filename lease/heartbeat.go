@@ -72,7 +72,7 @@ func (m *Manager) renewDue() {
 	defer cancel()
 	revs, errs := m.save(ctx, batch)
 	m.mu.Lock()
-	defer m.mu.Unlock()
+	defer m.unlockAndReport()
 	for i, r := range batch {
 		out := m.steppedLocked(r.h, leasestep.Answered(m.pol, r.h.env(), &r.h.step, saveAnswer(revs[i], errs[i])))
 		switch {
@@ -89,7 +89,7 @@ func (m *Manager) renewDue() {
 // writes, and the earliest of their deadlines.
 func (m *Manager) collectDue() ([]renewal, time.Duration) {
 	m.mu.Lock()
-	defer m.mu.Unlock()
+	defer m.unlockAndReport()
 	now := m.now()
 	// Every scheduled lease renews with the first one due, at most a
 	// heartbeat early, so that leases acquired apart fall into one batch.

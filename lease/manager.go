@@ -40,8 +40,12 @@ type Config struct {
 	// Logger receives every lease event (losses and failed renewals as
 	// warnings); nil discards them.
 	Logger *slog.Logger
-	// OnEvent, if set, hears every lease event. It is called with the
-	// manager's lock held: it must be fast and must not call the manager.
+	// OnEvent, if set, hears every lease event, in order, outside the
+	// manager's lock: it may be slow (no deadline waits for it) and may
+	// call the manager. It runs in the goroutine whose step caused the
+	// event, or in one already reporting earlier events: an event may be
+	// reported after the call that caused it has returned, while another
+	// goroutine's OnEvent runs.
 	OnEvent func(Event)
 }
 
@@ -83,6 +87,10 @@ type Manager struct {
 	seen    map[string]sighting // the observer's first sightings, by key
 	mon     managerMonitor      // the contract monitor's notes (monitored builds)
 	closing bool
+	// outbox holds the events queued under the lock and not yet
+	// reported; reporting says a goroutine is reporting them.
+	outbox    []Event
+	reporting bool
 	// acquiring counts Acquire calls under way, so that Close releases
 	// the leases they return too.
 	acquiring sync.WaitGroup

@@ -26,7 +26,7 @@ func (h *Lease) release() error {
 	ctx, cancel := context.WithTimeout(context.Background(), m.cfg.TTL)
 	defer cancel()
 	m.mu.Lock()
-	defer m.mu.Unlock()
+	defer m.unlockAndReport()
 	// The policy takes Release only between repository calls.
 	for h.step.Call != leasestep.CallNone {
 		m.cond.Wait()

@@ -131,7 +131,7 @@ func (m *Manager) callsLocked(ctx context.Context, h *Lease) error {
 	var err error
 	for h.step.Call != leasestep.CallNone {
 		call, w, acquiring := h.step.Call, h.step.Write, h.step.Life == leasestep.LifeAcquiring
-		m.mu.Unlock()
+		m.unlockAndReport()
 		var (
 			a   leasestep.Answer
 			rec store.Record

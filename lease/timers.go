@@ -29,7 +29,7 @@ func (h *Lease) armDeadlineLocked(d time.Duration) {
 	var armed platform.Timer
 	armed = m.clock.AfterFunc(max(d, 0), func() {
 		m.mu.Lock()
-		defer m.mu.Unlock()
+		defer m.unlockAndReport()
 		if h.deadline != armed {
 			return // stopped or re-armed since this timer fired
 		}
