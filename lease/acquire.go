@@ -24,6 +24,9 @@ func (m *Manager) Acquire(ctx context.Context, key string) (*Lease, error) {
 	}
 	h := &Lease{m: m, key: key, self: self, lost: make(chan struct{}), fenced: map[*context.CancelCauseFunc]struct{}{}}
 	h.step.State = m.pol.Initial()
+	if monitoring {
+		h.mon = new(leaseMonitor)
+	}
 	m.mu.Lock()
 	if m.closing {
 		m.mu.Unlock()

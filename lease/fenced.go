@@ -48,7 +48,7 @@ func (h *Lease) RunFenced(ctx context.Context, fn func(ctx context.Context, toke
 			}
 		}()
 	}
-	rec, ok, err := m.loadFor(fctx, h, &h.mon.fenceRead)
+	rec, ok, err := m.loadFor(fctx, h, true)
 	if err != nil {
 		return err
 	}

@@ -45,7 +45,9 @@ type Lease struct {
 	closeOnce sync.Once
 	closeErr  error
 
-	mon leaseMonitor // the contract monitor's notes, under the manager's lock
+	// mon is the contract monitor's notes, under the manager's lock; nil
+	// unless the build monitors, so that a production handle carries none.
+	mon *leaseMonitor
 }
 
 // Key returns the leased key.

@@ -132,7 +132,9 @@ func NewManager(cfg Config) (*Manager, error) {
 	return m, nil
 }
 
-// Close releases every lease the manager holds and stops its heartbeat;
+// Close releases every lease the manager holds, all at once, so that a
+// store that does not answer holds it about one TTL however many leases
+// it holds, and stops its heartbeat;
 // an Acquire that begins after Close has begun returns ErrClosed. Close
 // first waits for the acquisitions already under way, each bounded only
 // by its caller's ctx (a repository that does not answer holds Close as
@@ -151,9 +153,18 @@ func (m *Manager) Close() error {
 			handles = append(handles, h)
 		}
 		m.mu.Unlock()
-		for _, h := range handles {
-			if cerr := h.Close(); cerr != nil && err == nil {
+		// All at once: each release is bounded by a TTL, so that the
+		// whole is, too, however many leases a silent store holds.
+		errs := make([]error, len(handles))
+		var wg sync.WaitGroup
+		for i, h := range handles {
+			wg.Go(func() { errs[i] = h.Close() })
+		}
+		wg.Wait()
+		for _, cerr := range errs {
+			if cerr != nil {
 				err = cerr
+				break
 			}
 		}
 		close(m.stop)

@@ -310,6 +310,78 @@ func TestManagerClose(t *testing.T) {
 	})
 }
 
+// stuckLoads is a repository whose loads, once stuck is set, wait for
+// unstick or their context, counting how many wait at once.
+type stuckLoads struct {
+	store.Repository
+	mu      sync.Mutex
+	stuck   bool
+	waiting int
+	changed chan struct{} // closed and replaced when waiting changes
+	unstick chan struct{}
+}
+
+func (r *stuckLoads) Load(ctx context.Context, key string) (store.Record, bool, error) {
+	r.mu.Lock()
+	if !r.stuck {
+		r.mu.Unlock()
+		return r.Repository.Load(ctx, key)
+	}
+	r.waiting++
+	close(r.changed)
+	r.changed = make(chan struct{})
+	r.mu.Unlock()
+	defer func() {
+		r.mu.Lock()
+		r.waiting--
+		r.mu.Unlock()
+	}()
+	select {
+	case <-r.unstick:
+		return r.Repository.Load(ctx, key)
+	case <-ctx.Done():
+		return store.Record{}, false, ctx.Err()
+	}
+}
+
+// TestManagerCloseReleasesAtOnce: Close releases its leases all at once,
+// so that a store that does not answer holds it one TTL in all, not one
+// per lease: every release's read waits on the store together.
+func TestManagerCloseReleasesAtOnce(t *testing.T) {
+	f := platformtest.New(t)
+	repo := &stuckLoads{Repository: lease.NewMemoryRepository(), changed: make(chan struct{}), unstick: make(chan struct{})}
+	m, rec := newManager(t, f.Platform, repo)
+	keys := []string{"a", "b", "c", "d"}
+	for _, k := range keys {
+		mustAcquire(t, m, k)
+	}
+	repo.mu.Lock()
+	repo.stuck = true
+	repo.mu.Unlock()
+	closed := make(chan error, 1)
+	go func() { closed <- m.Close() }()
+	timeout := time.After(waitLimit)
+	for {
+		repo.mu.Lock()
+		n, changed := repo.waiting, repo.changed
+		repo.mu.Unlock()
+		if n == len(keys) {
+			break
+		}
+		select {
+		case <-changed:
+		case <-timeout:
+			close(repo.unstick)
+			t.Fatalf("%d of %d releases wait on the store at once, after %v", n, len(keys), waitLimit)
+		}
+	}
+	close(repo.unstick)
+	if err := <-closed; err != nil {
+		t.Fatalf("Close: %v", err)
+	}
+	rec.waitCount(t, lease.Released, len(keys))
+}
+
 // TestManagerCloseDuringAcquire: an acquisition that is writing its claim
 // when Close begins does not leave a held lease behind. Either Close
 // waits for it and releases it, or the acquisition fails; in both cases

@@ -68,9 +68,9 @@ func answerOf(err error, ok answer) answer {
 	return answerFailed
 }
 
-// loadFor reads h's key for a driver; a monitored build notes the answer
-// in slot (h.mon.answered for the policy's calls).
-func (m *Manager) loadFor(ctx context.Context, h *Lease, slot *monitoredCall) (store.Record, bool, error) {
+// loadFor reads h's key for a driver; a monitored build notes the answer:
+// as the read under the fence, or as the answer to the policy's call.
+func (m *Manager) loadFor(ctx context.Context, h *Lease, underFence bool) (store.Record, bool, error) {
 	if !monitoring {
 		return m.cfg.Repository.Load(ctx, h.key)
 	}
@@ -78,6 +78,10 @@ func (m *Manager) loadFor(ctx context.Context, h *Lease, slot *monitoredCall) (s
 	rec, ok, err := m.cfg.Repository.Load(ctx, h.key)
 	if err == nil && ok {
 		storeSeen(m.cfg.Repository, h.key, rec.Revision)
+	}
+	slot := &h.mon.answered
+	if underFence {
+		slot = &h.mon.fenceRead
 	}
 	m.mu.Lock()
 	*slot = monitoredCall{answer: answerOf(err, answerLoaded), rec: rec, ok: ok, start: start, end: m.now()}
@@ -164,7 +168,7 @@ func (h *Lease) takeFence(ctx context.Context) (unlock func(), lost <-chan struc
 // checkEdgeLocked checks duties 1 to 4 for the step of h on trigger t
 // with facts f, which gave r, and returns the one broken, or "".
 func (m *Manager) checkEdgeLocked(h *Lease, t policy.TriggerID, f policy.Facts, r policy.Result) string {
-	mon := &h.mon
+	mon := h.mon
 	c := &mon.answered
 	want := answerNone
 	switch t {

@@ -176,7 +176,8 @@ func TestMonitorEdgeNamesEachBrokenDuty(t *testing.T) {
 			rec: store.Record{Revision: 4, Snapshot: other}}}},
 			policy.LeaseLoaded, policy.LeaseFactTtlElapsed, fired(policy.LeaseOutputClaim), "ttlElapsed given"},
 	} {
-		h := &Lease{m: m, key: tt.h.key, token: tt.h.token, mon: tt.h.mon}
+		mon := tt.h.mon
+		h := &Lease{m: m, key: tt.h.key, token: tt.h.token, mon: &mon}
 		h.step.Wrote, h.step.WriteStart = tt.h.rev, tt.h.writeStart
 		h.mon.answered.end = m.now() // a read that just returned
 		m.mu.Lock()

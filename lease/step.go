@@ -151,7 +151,7 @@ func (m *Manager) callsLocked(ctx context.Context, h *Lease) error {
 // acquisition, which is I/O) or a save of w.
 func (m *Manager) call(ctx context.Context, h *Lease, call leasestep.Call, w leasestep.Write, judge bool) (leasestep.Answer, store.Record, error) {
 	if call == leasestep.CallLoad {
-		rec, ok, err := m.loadFor(ctx, h, &h.mon.answered)
+		rec, ok, err := m.loadFor(ctx, h, false)
 		if err != nil {
 			return leasestep.Answer{Result: leasestep.Failed}, rec, err
 		}
