@@ -54,7 +54,7 @@ func TestBreakRenewalDeclaresLoss(t *testing.T) {
 	if _, err := lease.Break(t.Context(), repo, f.As(f.Processes.Start()), "k", true); err != nil {
 		t.Fatal(err)
 	}
-	step(t, f.Clock, 2, hb)
+	step(t, f.Clock, hb)
 	wantLost(t, h)
 }
 

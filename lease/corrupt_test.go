@@ -203,12 +203,12 @@ func TestRenewalRefusesCorruptRecord(t *testing.T) {
 		loaded := mustLoad(t, repo, "k")
 		disk.spoil(t, "k", loaded.Snapshot, loaded.Revision, func(s *storedFields) { s.holder = `{"host":"h","bootId":"b","pid":-7,"startTime":9}` })
 		before := disk.raw(t, "k")
-		step(t, f.Clock, 2, hb)
+		step(t, f.Clock, hb)
 		if e := waitRenewal(t, rec); e.Kind != lease.RenewalFailed || !errors.Is(e.Err, store.ErrCorruptRecord) ||
 			!strings.Contains(e.Err.Error(), `"pid": -7 is not a process id`) {
 			t.Fatalf("renewal over the spoilt record: %+v, want a failure with the corrupt record error", e)
 		}
-		settle(t, f.Clock, 2)
+		settle(t, f.Clock)
 		advance(f.Clock, ttl)
 		wantLost(t, h)
 		if renewed, _ := rec.of(lease.Renewed); len(renewed) != 0 {

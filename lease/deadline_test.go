@@ -10,64 +10,33 @@ import (
 
 	"github.com/rivus/collab/lease"
 	"github.com/rivus/collab/lease/store"
-	"github.com/rivus/collab/platform"
 	"github.com/rivus/collab/platform/platformtest"
 )
 
-// gatedClock holds back every AfterFunc callback until the test lets it
-// run, as a loaded runtime may run the goroutine of a timer that has
-// fired late.
-type gatedClock struct {
-	platform.Clock
-	gate chan struct{} // a callback waits for a value, or for it to close
-	ran  chan struct{} // receives once a callback let run has returned
-}
-
-func (c gatedClock) AfterFunc(d time.Duration, f func()) platform.Timer {
-	return c.Clock.AfterFunc(d, func() {
-		if _, open := <-c.gate; !open {
-			return // the test is over
-		}
-		f()
-		c.ran <- struct{}{}
-	})
-}
-
-// TestNoRenewalStartsAfterTheDeadline: when the deadline's timer has
-// fired but its goroutine has not run, the next heartbeat declares the
-// lease lost instead of starting a renewal, which could succeed and keep
-// the lease past the moment it promised to declare itself lost.
+// TestNoRenewalStartsAfterTheDeadline: when the deadline and a renewal's
+// retry fall due together, the manager declares the lease lost instead of
+// starting the renewal, which could succeed and keep the lease past the
+// moment it promised to declare itself lost.
 func TestNoRenewalStartsAfterTheDeadline(t *testing.T) {
 	f := platformtest.New(t)
 	repo := newFaultRepo(lease.NewMemoryRepository(), f.Clock)
-	gate := make(chan struct{})
-	defer close(gate)
-	p := *f.Platform
-	ran := make(chan struct{}, 1)
-	p.Clock = gatedClock{Clock: newReadingClock(f.Clock), gate: gate, ran: ran}
-	m, err := lease.NewManager(lease.Config{TTL: ttl, Heartbeat: hb, Repository: repo, Platform: &p})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer m.Close()
+	m, _ := newManager(t, f.Platform, repo)
 	h := mustAcquire(t, m, "k")
 	deadline := f.Clock.Monotonic() + ttl // the claim started no later than now
 	repo.failNext(-1)
 	for f.Clock.Monotonic() < deadline-hb/4 {
-		step(t, f.Clock, 2, hb/4)
+		step(t, f.Clock, hb/4)
 	}
-	settle(t, f.Clock, 2)
+	settle(t, f.Clock) // the last retry before the deadline has failed
 	repo.failNext(0)
 	repo.log()
-	advance(f.Clock, hb/4+hb/8) // past the deadline; a renewal's retry falls due too
+	step(t, f.Clock, hb/4+hb/8) // past the deadline; a renewal's retry falls due too
 	wantLost(t, h)
 	for _, c := range repo.log() {
 		if c.at >= deadline {
 			t.Errorf("a renewal started %v after the deadline", c.at-deadline)
 		}
 	}
-	gate <- struct{}{} // the deadline's own callback: it finds the deadline passed already
-	receive(t, ran, "the deadline's callback")
 }
 
 // TestCloseOfALeaseLostAtItsDeadline: a lease lost at its deadline still
@@ -80,7 +49,7 @@ func TestCloseOfALeaseLostAtItsDeadline(t *testing.T) {
 	h := mustAcquire(t, m, "k")
 	repo.failNext(-1)
 	for elapsed := time.Duration(0); elapsed < ttl; elapsed += hb / 4 {
-		step(t, f.Clock, 2, hb/4)
+		step(t, f.Clock, hb/4)
 	}
 	wantLost(t, h)
 	repo.failNext(0)
@@ -138,7 +107,8 @@ func TestDeadlineDeclaredWhileOnEventBlocks(t *testing.T) {
 	h := mustAcquire(t, m, "k")
 	deadline := f.Clock.Monotonic() + ttl
 	repo.failNext(-1)
-	step(t, f.Clock, 2, hb)
+	settle(t, f.Clock)
+	advance(f.Clock, hb) // the renewal fails, and its report blocks
 	<-blocked
 	advance(f.Clock, deadline-f.Clock.Monotonic())
 	select {

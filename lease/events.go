@@ -78,7 +78,32 @@ func (m *Manager) unlockAndReport() {
 		m.mu.Lock()
 	}
 	m.reporting = false
+	m.changedLocked()
 	m.mu.Unlock()
+}
+
+// unlockAndHandOff lets go of the manager's lock and leaves the events
+// queued under it to the reporter: the timer loop runs no user code.
+func (m *Manager) unlockAndHandOff() {
+	pending := len(m.outbox) > 0 && !m.reporting
+	m.mu.Unlock()
+	if pending {
+		select {
+		case m.reports <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// reporter reports the events the timer loop queued, until Close.
+func (m *Manager) reporter() {
+	defer close(m.reportDone)
+	for range m.reports {
+		m.mu.Lock()
+		m.unlockAndReport()
+	}
+	m.mu.Lock()
+	m.unlockAndReport()
 }
 
 // report hands e to the log and the hook.

@@ -199,7 +199,7 @@ func TestRunFencedWaitStopsOnLoss(t *testing.T) {
 		done := runFencedAsync(t.Context(), h, refuse(t))
 		receive(t, repo.fence, "RunFenced to wait for the fence")
 		writeBehind(t, inner, "k", store.Snapshot{Generation: h.Token() + 1, Holder: stranger, TTL: ttl})
-		step(t, f.Clock, 2, hb)
+		step(t, f.Clock, hb)
 		if err := receive(t, done, "RunFenced after the loss"); !errors.Is(err, lease.ErrLost) {
 			t.Fatalf("RunFenced = %v, want ErrLost", err)
 		}
@@ -222,7 +222,7 @@ func TestRunFencedCancelledOnLoss(t *testing.T) {
 		})
 		receive(t, started, "the fenced work")
 		writeBehind(t, repo, "k", store.Snapshot{Generation: h.Token() + 1, Holder: stranger, TTL: ttl})
-		step(t, f.Clock, 2, hb)
+		step(t, f.Clock, hb)
 		if c := receive(t, cause, "the work's context to end"); c != lease.ErrLost {
 			t.Fatalf("work cancelled with %v, want ErrLost", c)
 		}

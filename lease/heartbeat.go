@@ -6,53 +6,8 @@ import (
 
 	"github.com/rivus/collab/internal/leasestep"
 	"github.com/rivus/collab/lease/store"
-	"github.com/rivus/collab/platform"
 	"github.com/rivus/collab/policy"
 )
-
-// heartbeat renews the manager's leases until Close: it sleeps until the
-// earliest renewal is due, then renews every scheduled lease together, so
-// that leases acquired at different moments fall into one batch.
-func (m *Manager) heartbeat() {
-	defer close(m.loopDone)
-	for {
-		var timer platform.Timer
-		var tick <-chan time.Time
-		if due, ok := m.nextRenewal(); ok {
-			timer = m.clock.NewTimer(max(due-m.now(), 0))
-			tick = timer.C()
-		}
-		select {
-		case <-tick:
-			m.renewDue()
-		case <-m.kick:
-		case <-m.stop:
-			if timer != nil {
-				timer.Stop()
-			}
-			return
-		}
-		if timer != nil {
-			timer.Stop()
-		}
-	}
-}
-
-// nextRenewal returns when the earliest scheduled renewal is due.
-func (m *Manager) nextRenewal() (time.Duration, bool) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	var (
-		next  time.Duration
-		found bool
-	)
-	for h := range m.live {
-		if h.scheduled && (!found || h.renewAt < next) {
-			next, found = h.renewAt, true
-		}
-	}
-	return next, found
-}
 
 // renewal is one lease's part of a batch.
 type renewal struct {
@@ -60,20 +15,32 @@ type renewal struct {
 	write store.Write
 }
 
-// renewDue fires RenewDue at every lease due soon and writes their
-// renewals, in one transaction where the repository can.
-func (m *Manager) renewDue() {
-	batch, deadline := m.collectDue()
-	if len(batch) == 0 {
-		return
+// saveJob is a batch of renewals, and the moment past which none of them
+// can help: the earliest deadline of the manager's handles.
+type saveJob struct {
+	batch []renewal
+	until time.Duration
+}
+
+// saver writes the batches the loop hands it, one at a time, until the
+// loop stops: the loop never waits for the store.
+func (m *Manager) saver() {
+	defer close(m.saverDone)
+	for job := range m.batches {
+		m.renew(job)
 	}
+}
+
+// renew writes the renewals of job, in one transaction where the
+// repository can, and answers each.
+func (m *Manager) renew(job saveJob) {
 	// A renewal that outlives the earliest deadline is useless: bound it.
-	ctx, cancel := context.WithTimeout(context.Background(), max(deadline-m.now(), time.Millisecond))
+	ctx, cancel := context.WithTimeout(context.Background(), max(job.until-m.now(), time.Millisecond))
 	defer cancel()
-	revs, errs := m.save(ctx, batch)
+	revs, errs := m.save(ctx, job.batch)
 	m.mu.Lock()
 	defer m.unlockAndReport()
-	for i, r := range batch {
+	for i, r := range job.batch {
 		out := m.steppedLocked(r.h, leasestep.Answered(m.pol, r.h.env(), &r.h.step, saveAnswer(revs[i], errs[i])))
 		switch {
 		case errs[i] == nil && out.Has(policy.LeaseOutputArmDeadline):
@@ -82,37 +49,35 @@ func (m *Manager) renewDue() {
 			m.emitLocked(Event{Kind: RenewalFailed, Key: r.h.key, Token: r.h.token, Err: errs[i]})
 		}
 	}
+	m.saving = false
+	m.kickLoop()
 	m.cond.Broadcast()
 }
 
-// collectDue fires RenewDue at the scheduled leases and returns their
-// writes, and the earliest of their deadlines.
-func (m *Manager) collectDue() ([]renewal, time.Duration) {
-	m.mu.Lock()
-	defer m.unlockAndReport()
-	now := m.now()
-	// Every scheduled lease renews with the first one due, at most a
-	// heartbeat early, so that leases acquired apart fall into one batch.
+// collectDueLocked fires RenewDue at the scheduled leases and returns
+// their writes, and the earliest deadline of the manager's handles. Every
+// scheduled lease renews with the first one due, at most a heartbeat
+// early, so that leases acquired apart fall into one batch.
+func (m *Manager) collectDueLocked(now time.Duration) ([]renewal, time.Duration) {
 	horizon := now + m.cfg.Heartbeat
 	var batch []renewal
-	deadline := now + m.lifetime()
+	until := now + m.lifetime()
+	if at, ok := m.deadlines.next(); ok {
+		until = min(until, at)
+	}
 	for h := range m.live {
-		if !h.scheduled || h.renewAt > horizon || h.step.Call != leasestep.CallNone {
+		if h.heapAt[renewalTimer] == 0 || h.renewAt > horizon || h.step.Call != leasestep.CallNone {
 			continue
 		}
-		h.scheduled = false
-		if h.passDeadlineLocked(now) {
-			continue
-		}
+		unsetLocked(&m.renewals, h)
 		m.steppedLocked(h, leasestep.RenewDue(m.pol, h.env(), &h.step))
 		if h.step.Call != leasestep.CallRenew {
 			continue
 		}
 		w := h.step.Write
 		batch = append(batch, renewal{h, store.Write{Key: h.key, Snapshot: h.snapshot(w.Generation, w.Released), Expected: w.Expected}})
-		deadline = min(deadline, h.step.WriteStart+m.lifetime())
 	}
-	return batch, deadline
+	return batch, until
 }
 
 // save writes the batch: in one transaction where the repository is a

@@ -24,8 +24,8 @@ func TestHeartbeatEveryHeartbeat(t *testing.T) {
 		repo.log()
 		const beats = 5
 		for i := 1; i <= beats; i++ {
-			step(t, f.Clock, 2, hb-time.Nanosecond)
-			step(t, f.Clock, 2, time.Nanosecond)
+			step(t, f.Clock, hb-time.Nanosecond)
+			step(t, f.Clock, time.Nanosecond)
 			rec.waitCount(t, lease.Renewed, i)
 		}
 		calls := repo.log()
@@ -52,7 +52,7 @@ func TestCloseStopsHeartbeat(t *testing.T) {
 	repo := newFaultRepo(lease.NewMemoryRepository(), f.Clock)
 	m, rec := newManager(t, f.Platform, repo)
 	closed, kept := mustAcquire(t, m, "closed"), mustAcquire(t, m, "kept")
-	step(t, f.Clock, 3, hb)
+	step(t, f.Clock, hb)
 	rec.waitCount(t, lease.Renewed, 2)
 	if err := closed.Close(); err != nil {
 		t.Fatal(err)
@@ -60,7 +60,7 @@ func TestCloseStopsHeartbeat(t *testing.T) {
 	wantReleased(t, closed)
 	repo.log()
 	for i := 1; i <= 3; i++ {
-		step(t, f.Clock, 2, hb)
+		step(t, f.Clock, hb)
 		rec.waitCount(t, lease.Renewed, 2+i)
 	}
 	for _, c := range repo.log() {
@@ -84,14 +84,14 @@ func TestRenewalFailureLostFromStart(t *testing.T) {
 		h := mustAcquire(t, m, "k")
 		// The first renewal takes half a heartbeat from its start.
 		repo.during(func() { advance(f.Clock, hb/2) })
-		step(t, f.Clock, 2, hb)
+		step(t, f.Clock, hb)
 		_, at := rec.waitCount(t, lease.Renewed, 1)
 		start := at[0] - hb/2
 		repo.failNext(-1)
 		for now := f.Clock.Monotonic(); now < start+ttl-time.Nanosecond; now = f.Clock.Monotonic() {
-			step(t, f.Clock, 2, min(hb/10, start+ttl-time.Nanosecond-now))
+			step(t, f.Clock, min(hb/10, start+ttl-time.Nanosecond-now))
 		}
-		settle(t, f.Clock, 2) // the deadline has not fired
+		settle(t, f.Clock) // the deadline has not fired
 		wantNotEnded(t, h)
 		fails, _ := rec.of(lease.RenewalFailed)
 		if len(fails) < 2 {
@@ -124,13 +124,13 @@ func TestDeadlineIgnoresTheWallClock(t *testing.T) {
 		repo.failNext(-1)
 		for i, jump := range []time.Duration{10 * ttl, -20 * ttl, ttl / 2} {
 			f.Clock.SetWall(f.Clock.Now().Add(jump))
-			step(t, f.Clock, 2, hb-time.Duration(i)) // still short of the TTL in all
+			step(t, f.Clock, hb-time.Duration(i)) // still short of the TTL in all
 		}
 		f.Clock.SetWall(f.Clock.Now().Add(100 * ttl))
 		for now := f.Clock.Monotonic(); now < start+ttl-time.Nanosecond; now = f.Clock.Monotonic() {
-			step(t, f.Clock, 2, min(hb/10, start+ttl-time.Nanosecond-now))
+			step(t, f.Clock, min(hb/10, start+ttl-time.Nanosecond-now))
 		}
-		settle(t, f.Clock, 2)
+		settle(t, f.Clock)
 		wantNotEnded(t, h)
 		advance(f.Clock, time.Nanosecond)
 		wantLost(t, h)
@@ -148,19 +148,19 @@ func TestRenewalRecovers(t *testing.T) {
 	m, rec := newManager(t, f.Platform, repo)
 	h := mustAcquire(t, m, "k")
 	repo.failNext(2)
-	step(t, f.Clock, 2, hb)
+	step(t, f.Clock, hb)
 	rec.waitCount(t, lease.RenewalFailed, 1)
 	for {
 		if evs, _ := rec.of(lease.Renewed); len(evs) == 1 {
 			break
 		}
-		step(t, f.Clock, 2, hb/10)
+		step(t, f.Clock, hb/10)
 	}
 	if fails, _ := rec.of(lease.RenewalFailed); len(fails) != 2 {
 		t.Fatalf("%d failed renewals, want 2", len(fails))
 	}
 	for i := 2; i <= 3*int(ttl/hb); i++ {
-		step(t, f.Clock, 2, hb)
+		step(t, f.Clock, hb)
 		rec.waitCount(t, lease.Renewed, i)
 	}
 	wantNotEnded(t, h)
@@ -190,7 +190,7 @@ func TestConflictIsLossAtOnce(t *testing.T) {
 				t0 := f.Clock.Monotonic()
 				written := tt.snap(mustLoad(t, repo, "k").Snapshot)
 				rev := writeBehind(t, repo, "k", written)
-				step(t, f.Clock, 2, hb)
+				step(t, f.Clock, hb)
 				wantLost(t, h)
 				if _, at := rec.waitCount(t, lease.Lost, 1); at[0] != t0+hb {
 					t.Errorf("lost %v after acquisition, want at the first heartbeat", at[0]-t0)
@@ -218,7 +218,7 @@ func TestHeartbeatBatches(t *testing.T) {
 			repo.log()
 			const beats = 3
 			for i := 1; i <= beats; i++ {
-				step(t, f.Clock, len(keys)+1, hb)
+				step(t, f.Clock, hb)
 				rec.waitCount(t, lease.Renewed, i*len(keys))
 			}
 			calls := repo.log()
@@ -244,14 +244,14 @@ func TestHeartbeatBatchesLeasesAcquiredApart(t *testing.T) {
 	m, rec := newManager(t, f.Platform, repo)
 	t0 := f.Clock.Monotonic()
 	mustAcquire(t, m, "a")
-	step(t, f.Clock, 2, hb/2)
+	step(t, f.Clock, hb/2)
 	mustAcquire(t, m, "b")
 	repo.log()
 	const beats = 6
 	for f.Clock.Monotonic() < t0+beats*hb {
-		step(t, f.Clock, 3, hb/4)
+		step(t, f.Clock, hb/4)
 	}
-	settle(t, f.Clock, 3)
+	settle(t, f.Clock)
 	calls := repo.log()
 	// From the second heartbeat on, one write a heartbeat.
 	var late []saveCall
@@ -299,7 +299,7 @@ func TestNoRenewalEventsAfterLoss(t *testing.T) {
 			if fail {
 				repo.failNext(1)
 			}
-			step(t, f.Clock, 2, hb)
+			step(t, f.Clock, hb)
 			receive(t, entered, "the renewal")
 			advance(f.Clock, ttl-hb) // the deadline passes while it is in flight
 			wantLost(t, h)
@@ -335,9 +335,9 @@ func TestLossMargin(t *testing.T) {
 	h := mustAcquire(t, m, "k")
 	repo.failNext(-1)
 	for now := f.Clock.Monotonic(); now < start+ttl-margin-time.Nanosecond; now = f.Clock.Monotonic() {
-		step(t, f.Clock, 2, min(hb/10, start+ttl-margin-time.Nanosecond-now))
+		step(t, f.Clock, min(hb/10, start+ttl-margin-time.Nanosecond-now))
 	}
-	settle(t, f.Clock, 2)
+	settle(t, f.Clock)
 	wantNotEnded(t, h)
 	advance(f.Clock, time.Nanosecond)
 	wantLost(t, h)

@@ -35,9 +35,10 @@ type Lease struct {
 	loaded    store.Record
 	reply     reply         // how the step answered the pending Acquire or Close
 	fenceRun  bool          // how the last FenceTaken was answered
-	renewAt   time.Duration // when the next renewal is due, if scheduled
-	scheduled bool
-	deadline  platform.Timer // fires DeadlinePassed; nil when not armed
+	// The deadline and the renewal: when each falls due, and its place
+	// in the manager's heap of its kind, plus one (0: not armed).
+	deadlineAt, renewAt time.Duration
+	heapAt              [2]int
 	fenced    map[*context.CancelCauseFunc]struct{}
 	lost      chan struct{} // closed when the lease ends
 	err       error         // ErrLost or ErrReleased once ended

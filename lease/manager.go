@@ -95,10 +95,26 @@ type Manager struct {
 	// the leases they return too.
 	acquiring sync.WaitGroup
 
-	kick      chan struct{} // wakes the heartbeat loop to re-plan
-	stop      chan struct{}
-	loopDone  chan struct{}
-	closeOnce sync.Once
+	// The timer loop's heaps (timers.go), whether the saver has a batch,
+	// and when the loop last planned; changed is closed and replaced
+	// when the loop plans or the saver or the reporter is done.
+	deadlines, renewals timerHeap
+	saving              bool
+	plannedAt           time.Duration
+	// sleepers are the waits of AcquireWait calls; trying counts those
+	// calls that are not waiting (they are making an attempt).
+	sleepers []*sleeper
+	trying   int
+	changed             chan struct{}
+
+	kick       chan struct{} // wakes the timer loop to plan again
+	batches    chan saveJob  // the loop's batches for the saver
+	reports    chan struct{} // wakes the reporter
+	stop       chan struct{}
+	loopDone   chan struct{}
+	saverDone  chan struct{}
+	reportDone chan struct{}
+	closeOnce  sync.Once
 }
 
 // sighting is when this manager first saw a key's record revision, on
@@ -116,7 +132,9 @@ func NewManager(cfg Config) (*Manager, error) {
 	}
 	m := &Manager{cfg: cfg, pol: cfg.Policy, p: cfg.Platform, log: cfg.Logger,
 		live: map[*Lease]struct{}{}, seen: map[string]sighting{},
-		kick: make(chan struct{}, 1), stop: make(chan struct{}), loopDone: make(chan struct{})}
+		kick: make(chan struct{}, 1), batches: make(chan saveJob, 1), reports: make(chan struct{}, 1),
+		stop: make(chan struct{}), loopDone: make(chan struct{}), saverDone: make(chan struct{}), reportDone: make(chan struct{}),
+		deadlines: timerHeap{kind: deadlineTimer}, renewals: timerHeap{kind: renewalTimer}}
 	if m.pol == nil {
 		m.pol = fsm.LeasePolicy
 	}
@@ -128,7 +146,9 @@ func NewManager(cfg Config) (*Manager, error) {
 	}
 	m.clock = m.p.GetClock()
 	m.cond = sync.NewCond(&m.mu)
-	go m.heartbeat()
+	go m.run()
+	go m.saver()
+	go m.reporter()
 	return m, nil
 }
 
@@ -169,6 +189,10 @@ func (m *Manager) Close() error {
 		}
 		close(m.stop)
 		<-m.loopDone
+		close(m.batches)
+		<-m.saverDone
+		close(m.reports)
+		<-m.reportDone
 	})
 	return err
 }
@@ -184,12 +208,3 @@ func (m *Manager) lifetime() time.Duration { return m.cfg.TTL - m.cfg.LossMargin
 // for several tries before the deadline.
 func (m *Manager) retryDelay() time.Duration { return max(m.cfg.Heartbeat/4, time.Millisecond) }
 
-// scheduleLocked plans h's next renewal d from now.
-func (m *Manager) scheduleLocked(h *Lease, d time.Duration) {
-	h.renewAt = m.now() + d
-	h.scheduled = true
-	select {
-	case m.kick <- struct{}{}:
-	default:
-	}
-}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -220,6 +221,9 @@ func newManager(t *testing.T, p *platform.Platform, repo store.Repository, edit 
 		t.Fatalf("NewManager: %v", err)
 	}
 	t.Cleanup(func() { _ = m.Close() })
+	if clock != nil {
+		track(t, clock, m)
+	}
 	return m, rec
 }
 
@@ -232,22 +236,47 @@ func frozen(f *platformtest.Fake, id platform.Identity) *platform.Platform {
 	return p
 }
 
-// settle waits until n timers wait on clock: the managers on it have armed
-// their deadlines and their heartbeat loops are idle. Advancing the clock
-// after it fires exactly what falls due.
-func settle(t *testing.T, clock *platformtest.Clock, n int) {
+// managersOn tracks the managers of each fake clock, so that settle
+// knows whom to wait for.
+var managersOn = struct {
+	sync.Mutex
+	m map[*platformtest.Clock][]*lease.Manager
+}{m: map[*platformtest.Clock][]*lease.Manager{}}
+
+// track makes settle on clock wait for m too, until the test ends.
+func track(t *testing.T, clock *platformtest.Clock, m *lease.Manager) {
+	managersOn.Lock()
+	defer managersOn.Unlock()
+	managersOn.m[clock] = append(managersOn.m[clock], m)
+	t.Cleanup(func() {
+		managersOn.Lock()
+		defer managersOn.Unlock()
+		delete(managersOn.m, clock)
+	})
+}
+
+// settle waits until every manager on clock has done all that is due by
+// its reading now: deadlines fired, renewals written and answered,
+// events reported. Advancing the clock after it fires exactly what falls
+// due then.
+func settle(t *testing.T, clock *platformtest.Clock) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(t.Context(), waitLimit)
 	defer cancel()
-	if err := clock.WaitForTimers(ctx, n); err != nil {
-		t.Fatalf("waiting for %d timers (%d pending): %v", n, clock.Pending(), err)
+	managersOn.Lock()
+	ms := slices.Clone(managersOn.m[clock])
+	managersOn.Unlock()
+	for _, m := range ms {
+		if err := lease.Settle(ctx, m); err != nil {
+			t.Fatalf("waiting for a manager to settle: %v", err)
+		}
 	}
 }
 
-// step settles n timers and advances clock by d.
-func step(t *testing.T, clock *platformtest.Clock, n int, d time.Duration) {
+// step settles the managers on clock and advances it by d.
+func step(t *testing.T, clock *platformtest.Clock, d time.Duration) {
 	t.Helper()
-	settle(t, clock, n)
+	settle(t, clock)
 	advance(clock, d)
 }
 

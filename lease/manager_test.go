@@ -91,7 +91,7 @@ func TestAcquireHeldWhileRenewed(t *testing.T) {
 		h := mustAcquire(t, holder, "task:42")
 		for i := 1; i <= 3*int(ttl/hb); i++ {
 			wantHeld(t, observer, "task:42", holderID)
-			step(t, f.Clock, 2, hb)
+			step(t, f.Clock, hb)
 			hrec.waitCount(t, lease.Renewed, i)
 		}
 		wantHeld(t, observer, "task:42", holderID)
@@ -149,7 +149,7 @@ func TestLoseAndReacquire(t *testing.T) {
 		entered, proceed := make(chan struct{}), make(chan struct{})
 		repo.during(func() { close(entered); <-proceed })
 		repo.failNext(1)
-		step(t, f.Clock, 2, hb)
+		step(t, f.Clock, hb)
 		receive(t, entered, "the renewal")
 		advance(f.Clock, ttl-hb)
 		wantLost(t, old)
@@ -263,7 +263,7 @@ func TestManagerClose(t *testing.T) {
 		for i, k := range keys {
 			handles[i] = mustAcquire(t, m, k)
 		}
-		step(t, f.Clock, len(keys)+1, hb)
+		step(t, f.Clock, hb)
 		rec.waitCount(t, lease.Renewed, len(keys))
 		started, cause := make(chan struct{}), make(chan error, 1)
 		go func() {
@@ -492,13 +492,13 @@ func TestEvents(t *testing.T) {
 	f.Processes.Reap(dead.PID)
 
 	h := mustAcquire(t, m, "k") // taken over from the dead holder
-	step(t, f.Clock, 2, hb)
+	step(t, f.Clock, hb)
 	rec.waitCount(t, lease.Renewed, 1)
 	repo.failNext(1)
-	step(t, f.Clock, 2, hb)
+	step(t, f.Clock, hb)
 	rec.waitCount(t, lease.RenewalFailed, 1)
 	writeBehind(t, repo, "k", store.Snapshot{Generation: 3, Holder: stranger, TTL: ttl})
-	step(t, f.Clock, 2, hb)
+	step(t, f.Clock, hb)
 	wantLost(t, h)
 	if err := h.Close(); err != nil {
 		t.Fatal(err)
@@ -715,7 +715,7 @@ func TestSlowCloseDeclaresLoss(t *testing.T) {
 	go func() { closed <- h.Close() }()
 	receive(t, entered, "Close's tombstone")
 	advance(f.Clock, ttl-time.Nanosecond)
-	settle(t, f.Clock, 1) // the deadline is still armed
+	settle(t, f.Clock) // the deadline is still armed
 	wantNotEnded(t, h)
 	advance(f.Clock, time.Nanosecond)
 	wantLost(t, h)

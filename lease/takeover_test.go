@@ -57,7 +57,7 @@ func TestTakeoverDeadHolder(t *testing.T) {
 				}
 				// The old holder's manager, still running here, loses the
 				// lease at its next renewal.
-				step(t, f.Clock, 4, hb)
+				step(t, f.Clock, hb)
 				wantLost(t, old)
 				err := old.RunFenced(t.Context(), func(ctx context.Context, _ lease.Token) error {
 					t.Error("the dead holder's fenced work ran")
@@ -293,7 +293,7 @@ func TestTakeoverInOneProcess(t *testing.T) {
 		old := mustAcquire(t, first, "k")
 		entered, proceed := make(chan struct{}), make(chan struct{})
 		slow.during(func() { close(entered); <-proceed })
-		step(t, f.Clock, 2, hb)
+		step(t, f.Clock, hb)
 		receive(t, entered, "the renewal")
 		if _, err := second.Acquire(t.Context(), "k"); !errors.Is(err, lease.ErrHeld) {
 			t.Fatalf("Acquire of a live holder's lease = %v, want ErrHeld", err)

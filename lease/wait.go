@@ -3,6 +3,7 @@ package lease
 import (
 	"context"
 	"errors"
+	"slices"
 	"time"
 
 	"github.com/rivus/collab/platform"
@@ -15,17 +16,81 @@ import (
 // takes the lease soon after the holder releases it or is proven dead,
 // and takes a silent holder over once the TTL has passed since this
 // manager first saw the holder's record, as Acquire does. Any error other
-// than a *HeldError ends the wait and is returned.
+// than a *HeldError ends the wait and is returned. Its waits are timers
+// of the manager's loop; Close ends them with ErrClosed.
 func (m *Manager) AcquireWait(ctx context.Context, key string) (*Lease, error) {
 	// Between a twentieth and a tenth of the TTL, at least a millisecond.
-	wait := platform.Backoff{Clock: m.clock, First: max(m.cfg.TTL/10, 2*time.Millisecond), Jitter: true}
+	wait := platform.Backoff{First: max(m.cfg.TTL/10, 2*time.Millisecond), Jitter: true}
+	m.mu.Lock()
+	m.trying++
+	m.mu.Unlock()
 	for {
 		h, err := m.Acquire(ctx, key)
 		if !errors.Is(err, ErrHeld) {
+			m.mu.Lock()
+			m.trying--
+			m.changedLocked()
+			m.mu.Unlock()
 			return h, err
 		}
-		if err := wait.Wait(ctx); err != nil {
+		if err := m.sleep(ctx, wait.Next()); err != nil {
 			return nil, err
 		}
 	}
+}
+
+// sleeper is a wait of AcquireWait on the timer loop.
+type sleeper struct {
+	at   time.Duration
+	wake chan struct{} // closed by the loop at at
+}
+
+// sleep waits d on the manager's timer loop, or until ctx ends or the
+// manager closes; it counts the caller's attempt as over meanwhile, and
+// the loop that wakes it counts it as begun again.
+func (m *Manager) sleep(ctx context.Context, d time.Duration) error {
+	s := &sleeper{wake: make(chan struct{})}
+	m.mu.Lock()
+	s.at = m.now() + d
+	m.sleepers = append(m.sleepers, s)
+	m.trying--
+	m.changedLocked()
+	m.kickLoop()
+	m.mu.Unlock()
+	var err error
+	select {
+	case <-s.wake:
+	case <-ctx.Done():
+		err = context.Cause(ctx)
+	case <-m.stop:
+		err = ErrClosed
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	switch i := slices.Index(m.sleepers, s); {
+	case i >= 0: // not woken
+		m.sleepers = slices.Delete(m.sleepers, i, i+1)
+	case err != nil: // woken, but the ctx or Close came first
+		m.trying--
+		m.changedLocked()
+	}
+	return err
+}
+
+// wakeSleepersLocked wakes the sleepers whose time has come by now, and
+// returns when the next falls due, if one does.
+func (m *Manager) wakeSleepersLocked(now time.Duration) (time.Duration, bool) {
+	next, found := time.Duration(0), false
+	m.sleepers = slices.DeleteFunc(m.sleepers, func(s *sleeper) bool {
+		if s.at <= now {
+			m.trying++ // the attempt begins now, as far as Settle can tell
+			close(s.wake)
+			return true
+		}
+		if !found || s.at < next {
+			next, found = s.at, true
+		}
+		return false
+	})
+	return next, found
 }

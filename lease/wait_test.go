@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"testing"
+	"time"
 
 	"github.com/rivus/collab/lease"
 	"github.com/rivus/collab/lease/store"
@@ -26,6 +27,23 @@ func waitAsync(ctx context.Context, m *lease.Manager, key string) <-chan acquire
 	return got
 }
 
+// waitSleeping waits until the AcquireWait call of m behind got has made
+// its first attempt and waits on m's loop.
+func waitSleeping(t *testing.T, m *lease.Manager, got <-chan acquired) {
+	t.Helper()
+	deadline := time.Now().Add(waitLimit)
+	for lease.Sleeping(m) == 0 {
+		select {
+		case r := <-got:
+			t.Fatalf("AcquireWait returned before it waited: %v, %v", r.h, r.err)
+		case <-time.After(time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("AcquireWait did not wait within %v", waitLimit)
+		}
+	}
+}
+
 // TestAcquireWaitAfterRelease: a waiter takes the lease within a tenth of
 // the TTL after its holder releases it.
 func TestAcquireWaitAfterRelease(t *testing.T) {
@@ -34,7 +52,8 @@ func TestAcquireWaitAfterRelease(t *testing.T) {
 		b, _ := newManager(t, f.Platform, repo)
 		h := mustAcquire(t, a, "k")
 		got := waitAsync(t.Context(), b, "k")
-		settle(t, f.Clock, 3) // the holder's renewal and deadline, the waiter's next try
+		waitSleeping(t, b, got)
+		settle(t, f.Clock) // the holder's renewal and deadline, and the waiter's next try, wait on the clock
 		if err := h.Close(); err != nil {
 			t.Fatal(err)
 		}
@@ -55,6 +74,7 @@ func TestAcquireWaitTakesOverASilentHolder(t *testing.T) {
 	m, _ := newManager(t, f.Platform, repo)
 	start, startWall := f.Clock.Monotonic(), f.Clock.Now()
 	got := waitAsync(t.Context(), m, "k")
+	waitSleeping(t, m, got)
 	check := func(r acquired) {
 		if r.err != nil || r.h.Token() != 2 {
 			t.Fatalf("AcquireWait = %v, %v; want generation 2", r.h, r.err)
@@ -66,20 +86,12 @@ func TestAcquireWaitTakesOverASilentHolder(t *testing.T) {
 		}
 	}
 	for {
-		// Wait for the next try to be armed, or for the result.
-		ctx, cancel := context.WithCancel(t.Context())
-		armed := make(chan error, 1)
-		go func() { armed <- f.Clock.WaitForTimers(ctx, 1) }()
+		settle(t, f.Clock) // the next try waits on the loop, or the wait is over
 		select {
 		case r := <-got:
-			cancel()
 			check(r)
 			return
-		case err := <-armed:
-			cancel()
-			if err != nil {
-				t.Fatal(err)
-			}
+		default:
 		}
 		if f.Clock.Monotonic()-start > 2*ttl {
 			t.Fatal("the silent holder was not taken over within two TTLs")
@@ -99,7 +111,7 @@ func TestAcquireWaitEndsWithItsContext(t *testing.T) {
 	cause := errors.New("enough")
 	ctx, cancel := context.WithCancelCause(t.Context())
 	got := waitAsync(ctx, b, "k")
-	settle(t, f.Clock, 3)
+	waitSleeping(t, b, got)
 	cancel(cause)
 	if r := receive(t, got, "AcquireWait"); r.h != nil || !errors.Is(r.err, cause) {
 		t.Fatalf("AcquireWait = %v, %v; want nothing and the ctx's cause", r.h, r.err)

@@ -32,16 +32,7 @@ type Backoff struct {
 // end first, and returns context.Cause(ctx), leaving the next delay as it
 // was.
 func (b *Backoff) Wait(ctx context.Context) error {
-	if b.delay == 0 {
-		if b.First <= 0 {
-			panic(fmt.Sprintf("clock: Backoff.First is %v; want more than 0", b.First))
-		}
-		b.delay = b.First
-	}
-	d := b.delay
-	if b.Jitter {
-		d = d/2 + rand.N(d/2+1)
-	}
+	d := b.draw()
 	if b.timer == nil {
 		c := b.Clock
 		if c == nil {
@@ -53,13 +44,40 @@ func (b *Backoff) Wait(ctx context.Context) error {
 	}
 	select {
 	case <-b.timer.C():
-		b.delay = max(min(2*b.delay, b.Max), b.First)
+		b.grow()
 		return nil
 	case <-ctx.Done():
 		b.timer.Stop()
 		return context.Cause(ctx)
 	}
 }
+
+// Next returns the next wait's delay, drawn as Wait draws it, and moves
+// on as a Wait that ran its course does: for a caller that waits on a
+// timer of its own. Clock is not used.
+func (b *Backoff) Next() time.Duration {
+	d := b.draw()
+	b.grow()
+	return d
+}
+
+// draw returns the next wait's delay, with jitter if asked.
+func (b *Backoff) draw() time.Duration {
+	if b.delay == 0 {
+		if b.First <= 0 {
+			panic(fmt.Sprintf("clock: Backoff.First is %v; want more than 0", b.First))
+		}
+		b.delay = b.First
+	}
+	d := b.delay
+	if b.Jitter {
+		d = d/2 + rand.N(d/2+1)
+	}
+	return d
+}
+
+// grow doubles the delay after a wait, up to Max.
+func (b *Backoff) grow() { b.delay = max(min(2*b.delay, b.Max), b.First) }
 
 // Restart makes the next wait as short as the first.
 func (b *Backoff) Restart() { b.delay = 0 }

@@ -156,3 +156,30 @@ func TestBackoffRealClock(t *testing.T) {
 		t.Fatalf("Wait returned after %v, before its delay", took)
 	}
 }
+
+// Next draws the delays Wait waits, doubling up to Max, with jitter
+// within [delay/2, delay], and arms no timer.
+func TestBackoffNext(t *testing.T) {
+	c := platformtest.NewClock()
+	b := clock.Backoff{Clock: c, First: time.Millisecond, Max: 5 * time.Millisecond}
+	for _, d := range []time.Duration{1, 2, 4, 5, 5} {
+		if got := b.Next(); got != d*time.Millisecond {
+			t.Fatalf("Next = %v, want %v", got, d*time.Millisecond)
+		}
+	}
+	b = clock.Backoff{Clock: c, First: 8 * time.Millisecond, Jitter: true}
+	seen := map[time.Duration]bool{}
+	for range 50 {
+		d := b.Next()
+		if d < 4*time.Millisecond || d > 8*time.Millisecond {
+			t.Fatalf("Next with jitter = %v, want within [4ms, 8ms]", d)
+		}
+		seen[d] = true
+	}
+	if len(seen) < 2 {
+		t.Errorf("50 draws with jitter gave one delay: %v", seen)
+	}
+	if n := c.Pending(); n != 0 {
+		t.Errorf("Next armed %d timers", n)
+	}
+}
