@@ -32,16 +32,16 @@ type Lease struct {
 	step leasestep.Handle[time.Duration]
 	// loaded is the record the acquisition last loaded (TakenOver, the
 	// HeldError, the holder's own TTL in the silence rule).
-	loaded    store.Record
-	reply     reply         // how the step answered the pending Acquire or Close
-	fenceRun  bool          // how the last FenceTaken was answered
+	loaded   store.Record
+	reply    reply // how the step answered the pending Acquire or Close
+	fenceRun bool  // how the last FenceTaken was answered
 	// The deadline and the renewal: when each falls due, and its place
 	// in the manager's heap of its kind, plus one (0: not armed).
 	deadlineAt, renewAt time.Duration
 	heapAt              [2]int
-	fenced    map[*context.CancelCauseFunc]struct{}
-	lost      chan struct{} // closed when the lease ends
-	err       error         // ErrLost or ErrReleased once ended
+	fenced              map[*context.CancelCauseFunc]struct{}
+	lost                chan struct{} // closed when the lease ends
+	err                 error         // ErrLost or ErrReleased once ended
 
 	closeOnce sync.Once
 	closeErr  error

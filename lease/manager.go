@@ -105,7 +105,7 @@ type Manager struct {
 	// calls that are not waiting (they are making an attempt).
 	sleepers []*sleeper
 	trying   int
-	changed             chan struct{}
+	changed  chan struct{}
 
 	kick       chan struct{} // wakes the timer loop to plan again
 	batches    chan saveJob  // the loop's batches for the saver
@@ -207,4 +207,3 @@ func (m *Manager) lifetime() time.Duration { return m.cfg.TTL - m.cfg.LossMargin
 // retryDelay is the wait before retrying a failed renewal: short enough
 // for several tries before the deadline.
 func (m *Manager) retryDelay() time.Duration { return max(m.cfg.Heartbeat/4, time.Millisecond) }
-
