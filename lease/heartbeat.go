@@ -2,6 +2,8 @@ package lease
 
 import (
 	"context"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/rivus/collab/internal/leasestep"
@@ -66,17 +68,24 @@ func (m *Manager) collectDueLocked(now time.Duration) ([]renewal, time.Duration)
 		until = min(until, at)
 	}
 	for h := range m.live {
-		if h.heapAt[renewalTimer] == 0 || h.renewAt > horizon || h.step.Call != leasestep.CallNone {
+		if h.heapAt[renewalTimer] == 0 || h.renewAt > horizon {
 			continue
 		}
+		// A handle with a call in flight (a Close's read) gets its
+		// RenewDue too, as the lease world fires it: the timer is
+		// consumed, and never falls due again and again.
+		busy := h.step.Call != leasestep.CallNone
 		unsetLocked(&m.renewals, h)
 		m.steppedLocked(h, leasestep.RenewDue(m.pol, h.env(), &h.step))
-		if h.step.Call != leasestep.CallRenew {
+		if busy || h.step.Call != leasestep.CallRenew {
 			continue
 		}
 		w := h.step.Write
 		batch = append(batch, renewal{h, store.Write{Key: h.key, Snapshot: h.snapshot(w.Generation, w.Released), Expected: w.Expected}})
 	}
+	// In the order of their keys, not of the map: a store locks the
+	// records of a transaction in one order, and a run replays.
+	slices.SortFunc(batch, func(a, b renewal) int { return strings.Compare(a.write.Key, b.write.Key) })
 	return batch, until
 }
 
