@@ -37,7 +37,7 @@ func (m *Manager) saver() {
 // repository can, and answers each.
 func (m *Manager) renew(job saveJob) {
 	// A renewal that outlives the earliest deadline is useless: bound it.
-	ctx, cancel := context.WithTimeout(context.Background(), max(job.until-m.now(), time.Millisecond))
+	ctx, cancel := m.withTimeout(max(job.until-m.now(), time.Millisecond))
 	defer cancel()
 	revs, errs := m.save(ctx, job.batch)
 	m.mu.Lock()

@@ -1,8 +1,10 @@
 package lease
 
 import (
+	"context"
 	"fmt"
 	"log/slog"
+	"slices"
 	"sync"
 	"time"
 
@@ -100,7 +102,14 @@ type Manager struct {
 	// when the loop plans or the saver or the reporter is done.
 	deadlines, renewals timerHeap
 	saving              bool
-	plannedAt           time.Duration
+	planning            bool // the loop has read the clock and not yet made its timer
+	// kicks counts the loop's kicks; kicksPlanned is the count when the
+	// loop last began to plan: a kick after it is not planned for yet.
+	kicks, kicksPlanned uint64
+	// wakeAt is when the loop's timer fires, if wakeArmed.
+	wakeAt    time.Duration
+	wakeArmed bool
+	plannedAt time.Duration
 	// sleepers are the waits of AcquireWait calls; trying counts those
 	// calls that are not waiting (they are making an attempt).
 	sleepers []*sleeper
@@ -134,7 +143,8 @@ func NewManager(cfg Config) (*Manager, error) {
 		live: map[*Lease]struct{}{}, seen: map[string]sighting{},
 		kick: make(chan struct{}, 1), batches: make(chan saveJob, 1), reports: make(chan struct{}, 1),
 		stop: make(chan struct{}), loopDone: make(chan struct{}), saverDone: make(chan struct{}), reportDone: make(chan struct{}),
-		deadlines: timerHeap{kind: deadlineTimer}, renewals: timerHeap{kind: renewalTimer}}
+		deadlines: timerHeap{kind: deadlineTimer}, renewals: timerHeap{kind: renewalTimer},
+		planning: true} // until the loop's first plan
 	if m.pol == nil {
 		m.pol = fsm.LeasePolicy
 	}
@@ -195,6 +205,26 @@ func (m *Manager) Close() error {
 		<-m.reportDone
 	})
 	return err
+}
+
+// withTimeout returns a context that ends d from now on the manager's
+// clock, the one its deadlines are counted on, with the cause
+// context.DeadlineExceeded: the timer loop ends it, as it fires every
+// timer of the manager.
+func (m *Manager) withTimeout(d time.Duration) (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithCancelCause(context.Background())
+	s := &sleeper{expire: func() { cancel(context.DeadlineExceeded) }}
+	m.mu.Lock()
+	s.at = m.now() + d
+	m.sleepers = append(m.sleepers, s)
+	m.kickLoop()
+	m.mu.Unlock()
+	return ctx, func() {
+		m.mu.Lock()
+		m.sleepers = slices.DeleteFunc(m.sleepers, func(o *sleeper) bool { return o == s })
+		m.mu.Unlock()
+		cancel(context.Canceled)
+	}
 }
 
 // now reads the manager's monotonic clock.

@@ -709,12 +709,15 @@ func TestSlowCloseDeclaresLoss(t *testing.T) {
 		return nil
 	})
 	receive(t, started, "the fenced work")
+	// Close begins half a heartbeat in, so that its own bound (a TTL on
+	// the manager's clock) ends after the deadline.
+	step(t, f.Clock, hb/2)
 	entered, proceed := make(chan struct{}), make(chan struct{})
 	repo.during(func() { close(entered); <-proceed })
 	closed := make(chan error, 1)
 	go func() { closed <- h.Close() }()
 	receive(t, entered, "Close's tombstone")
-	advance(f.Clock, ttl-time.Nanosecond)
+	advance(f.Clock, ttl-hb/2-time.Nanosecond)
 	settle(t, f.Clock) // the deadline is still armed
 	wantNotEnded(t, h)
 	advance(f.Clock, time.Nanosecond)

@@ -1,8 +1,6 @@
 package lease
 
 import (
-	"context"
-
 	"github.com/rivus/collab/internal/leasestep"
 )
 
@@ -23,7 +21,7 @@ func (h *Lease) release() error {
 	m := h.m
 	// The record outlives a stuck repository by at most a TTL: bound the
 	// release by it.
-	ctx, cancel := context.WithTimeout(context.Background(), m.cfg.TTL)
+	ctx, cancel := m.withTimeout(m.cfg.TTL)
 	defer cancel()
 	m.mu.Lock()
 	defer m.unlockAndReport()

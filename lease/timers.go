@@ -108,8 +108,9 @@ func (m *Manager) scheduleLocked(h *Lease, d time.Duration) {
 	m.setLocked(&m.renewals, h)
 }
 
-// kickLoop makes the loop plan again.
+// kickLoop makes the loop plan again. The caller holds m.mu.
 func (m *Manager) kickLoop() {
+	m.kicks++
 	select {
 	case m.kick <- struct{}{}:
 	default:
@@ -121,6 +122,11 @@ func (m *Manager) run() {
 	defer close(m.loopDone)
 	for {
 		m.mu.Lock()
+		m.planning, m.kicksPlanned = true, m.kicks
+		select {
+		case <-m.kick: // a kick this plan already heeds
+		default:
+		}
 		now := m.now()
 		wake, ok := m.tickLocked(now)
 		m.unlockAndHandOff()
@@ -133,7 +139,7 @@ func (m *Manager) run() {
 			fired = timer.C()
 		}
 		m.mu.Lock()
-		m.plannedAt = now
+		m.planning, m.plannedAt, m.wakeAt, m.wakeArmed = false, now, wake, ok
 		m.changedLocked()
 		m.mu.Unlock()
 		select {

@@ -39,10 +39,12 @@ func (m *Manager) AcquireWait(ctx context.Context, key string) (*Lease, error) {
 	}
 }
 
-// sleeper is a wait of AcquireWait on the timer loop.
+// sleeper is a wait on the timer loop: of AcquireWait (wake), or of a
+// context's timeout (expire).
 type sleeper struct {
-	at   time.Duration
-	wake chan struct{} // closed by the loop at at
+	at     time.Duration
+	wake   chan struct{} // closed by the loop at at
+	expire func()        // called by the loop at at, instead
 }
 
 // sleep waits d on the manager's timer loop, or until ctx ends or the
@@ -82,7 +84,12 @@ func (m *Manager) sleep(ctx context.Context, d time.Duration) error {
 func (m *Manager) wakeSleepersLocked(now time.Duration) (time.Duration, bool) {
 	next, found := time.Duration(0), false
 	m.sleepers = slices.DeleteFunc(m.sleepers, func(s *sleeper) bool {
-		if s.at <= now {
+		switch {
+		case s.at > now:
+		case s.expire != nil:
+			s.expire()
+			return true
+		default:
 			m.trying++ // the attempt begins now, as far as Settle can tell
 			close(s.wake)
 			return true
