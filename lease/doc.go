@@ -13,11 +13,26 @@
 //
 // A [Manager] acquires leases for this process and renews the ones it
 // holds. Each lease handle is an instance of the generated lease policy
-// (spec/lease.fsm): the manager supplies the facts of the record it loaded
-// (free or a tombstone, its holder dead on proof, TTL elapsed on this
-// manager's clock since it first saw that revision, still this handle's
-// generation) and carries out the policy's outputs; a custom policy of the
-// lease family can be passed in Config.Policy.
+// (spec/lease.fsm), stepped by internal/leasestep, the one implementation
+// of what a lease policy's outputs do: which repository call comes next
+// and with what, the facts of a loaded record (free or a tombstone, its
+// holder dead on proof, TTL elapsed on this manager's clock since it first
+// saw that revision, still this handle's generation), what each answer
+// fires and where the deadline starts. worldmodel's lease world runs the
+// same step, so that what is model-checked is what ships; a custom policy
+// of the lease family can be passed in Config.Policy.
+//
+// The manager does its I/O at the edges: it steps a handle under its lock
+// and makes the repository call the step asked for, judges a record's
+// holder, and reports events (to Config.Logger and Config.OnEvent), with
+// the lock let go. Its timers are one loop: a heap of the handles'
+// deadlines and one of their renewals, as etcd's lessor keeps them, and
+// the waits of AcquireWait and the time bounds of its own calls; the loop
+// fires every deadline that has come before it starts the renewals due,
+// hands the batch to a saver goroutine and the events to a reporter, and
+// never waits for the store or runs user code, so that no slow store, log
+// handler or OnEvent delays a declaration of loss. A manager runs three
+// goroutines, however many leases it holds; Close ends them.
 //
 // Acquire takes a free key at once. A holder on this process table whose
 // process is gone (or whose pid now belongs to another process) is taken
@@ -45,7 +60,9 @@
 //
 // Close re-reads the record and writes a tombstone keeping this generation
 // only if the record still holds it, so it never erases a successor; the
-// next acquisition gets a larger generation. After Close, Lost() is closed
+// next acquisition gets a larger generation. It is bounded by a TTL on the
+// manager's clock. Manager.Close releases every lease at once, so that a
+// store that does not answer holds it about one TTL in all. After Close, Lost() is closed
 // and Err() returns [ErrReleased], or [ErrLost] when the lease was lost
 // first. Once Manager.Close has begun, Acquire
 // returns [ErrClosed].
@@ -114,5 +131,23 @@
 // write, FenceTaken only under the fence, and the repository's own
 // compare-and-swap against every revision this process saw. A broken
 // duty ends the process with the handle's recent steps. Without the tag
-// the checks are constants the compiler drops: they cost nothing.
+// the checks are constants the compiler drops, and a handle carries no
+// monitor notes: they cost nothing.
+//
+// # Deterministic simulation
+//
+// The package's tests run whole managers in a deterministic simulation
+// (sim_test.go): three processes, each a manager on a clock of its own,
+// over one repository whose every call waits until a seed chooses to
+// answer it (as asked, failed, failed after it was applied, or applied
+// with its answer held back while time passes); the seed also chooses
+// when time passes, which process pauses, resumes, crashes or restarts,
+// and what the callers do. Between two choices the simulation waits until
+// every goroutine of every manager waits for it, so a seed replays. It
+// checks on every write and every start of fenced work that a key's
+// generation never goes back nor repeats, that a successor takes a key
+// over only after its holder declared the lease lost (unless the holder
+// paused or crashed), and that fenced work starts only under the current
+// generation and never beside fenced work of another. A failing seed is
+// printed with its trace and the command that replays it.
 package lease

@@ -12,26 +12,14 @@ import (
 // of a revision a test saw outside any manager, as writeBehind's.
 var StoreSeen = storeSeen
 
-// Settle waits until m has done everything due by its clock's reading
-// now: the timer loop has planned since, no batch is being written, no
-// event waits to be reported, and every AcquireWait call waits on the
-// loop.
+// Settle waits until m has done everything due by its clock's reading:
+// it is Quiet, and no batch is being written.
 func Settle(ctx context.Context, m *Manager) error {
-	target := m.now()
 	for {
-		m.mu.Lock()
-		done := m.plannedAt >= target && !m.saving && !m.reporting && len(m.outbox) == 0 && m.trying == 0
-		if m.changed == nil {
-			m.changed = make(chan struct{})
-		}
-		changed := m.changed
-		m.mu.Unlock()
-		if done {
+		changed := Changed(m)
+		if quiet, saving := Quiet(m); quiet && !saving {
 			return nil
 		}
-		m.mu.Lock()
-		m.kickLoop()
-		m.mu.Unlock()
 		select {
 		case <-changed:
 		case <-ctx.Done():

@@ -222,6 +222,7 @@ func (m *Manager) withTimeout(d time.Duration) (context.Context, context.CancelF
 	return ctx, func() {
 		m.mu.Lock()
 		m.sleepers = slices.DeleteFunc(m.sleepers, func(o *sleeper) bool { return o == s })
+		m.kickLoop() // so that no timer of the loop waits for it
 		m.mu.Unlock()
 		cancel(context.Canceled)
 	}

@@ -744,6 +744,7 @@ func TestSlowCloseDeclaresLoss(t *testing.T) {
 	if s := mustLoad(t, repo, "k").Snapshot; !s.Released || s.Generation != h.Token() {
 		t.Fatalf("record after Close: %+v, want this generation's tombstone", s)
 	}
+	settle(t, f.Clock) // the loop lets go of the timer of Close's bound
 	if n := f.Clock.Pending(); n != 0 {
 		t.Fatalf("%d timers pending after Close", n)
 	}

@@ -64,12 +64,18 @@ type simOp struct {
 	key    string
 	writes []store.Write // a save's or a batch's
 	done   chan simResult
+	// applied is the answer of a write applied already, whose answer
+	// the simulation holds back: a slow reply.
+	applied *simResult
 }
 
 func (o *simOp) String() string {
 	s := fmt.Sprintf("p%d %s %s", o.proc, simOpNames[o.kind], o.key)
 	for _, w := range o.writes[min(len(o.writes), 1):] {
 		s += "," + w.Key
+	}
+	if o.applied != nil {
+		s += " (applied)"
 	}
 	return s
 }
@@ -278,10 +284,19 @@ func (r *simRepo) work(ctx context.Context, key string, token store.Token) error
 	return err
 }
 
-// answer answers op as the seed says: as asked, failed, or (a write)
-// failed after it was applied.
+// answer answers op as the seed says (how): as asked, failed, or (a
+// write) failed after it was applied. A write applied earlier gets the
+// answer held back, or a failure.
 func (s *sim) answer(op *simOp, how int) {
 	res := simResult{revs: make([]store.Revision, max(len(op.writes), 1)), errs: make([]error, max(len(op.writes), 1))}
+	if op.applied != nil {
+		res = *op.applied
+		if how != 0 {
+			res = simFailed(op)
+		}
+		op.done <- res
+		return
+	}
 	fail := how == 1
 	apply := how != 1
 	switch op.kind {
@@ -449,16 +464,32 @@ func (s *sim) step() {
 		if s.rng.IntN(8) == 0 {
 			how = 1 + s.rng.IntN(2) // failed, or failed after it was applied
 		}
+		write := op.kind == simSave || op.kind == simBatch
+		slow := write && how == 0 && op.applied == nil && s.rng.IntN(4) == 0
 		s.mu.Lock()
 		i := slices.Index(s.pending, op)
 		if i < 0 { // its context ended meanwhile
 			s.mu.Unlock()
 			break
 		}
+		name := op.String()
+		if slow {
+			// Applied now, answered by a later choice: time may pass
+			// between the write and its reply.
+			done := make(chan simResult, 1)
+			real := op.done
+			op.done = done
+			s.answer(op, 0)
+			res := <-done
+			op.done, op.applied = real, &res
+			s.mu.Unlock()
+			s.note("apply %s, its answer held back", name)
+			break
+		}
 		s.pending = slices.Delete(s.pending, i, i+1)
 		s.answer(op, how)
 		s.mu.Unlock()
-		s.note("answer %s %s", op, [...]string{"as asked", "failed", "failed after it was applied"}[how])
+		s.note("answer %s %s", name, [...]string{"as asked", "failed", "failed after it was applied"}[how])
 	case r < 70:
 		d := [...]time.Duration{hb / 4, hb / 2, hb, ttl / 2}[s.rng.IntN(4)]
 		s.now += d

@@ -117,6 +117,10 @@ func (m *Manager) kickLoop() {
 	}
 }
 
+// planSlack is how late the loop's timer may be for the time it took to
+// make it from its reading of the clock.
+const planSlack = time.Millisecond
+
 // run is the timer loop; Close stops it.
 func (m *Manager) run() {
 	defer close(m.loopDone)
@@ -139,6 +143,14 @@ func (m *Manager) run() {
 			fired = timer.C()
 		}
 		m.mu.Lock()
+		if ok && m.now()-now > planSlack {
+			// The clock moved on while the timer was made (a test's
+			// clock jumped, or this goroutine was held up): the timer
+			// would be late by as much, so plan again.
+			m.mu.Unlock()
+			timer.Stop()
+			continue
+		}
 		m.planning, m.plannedAt, m.wakeAt, m.wakeArmed = false, now, wake, ok
 		m.changedLocked()
 		m.mu.Unlock()

@@ -9,9 +9,16 @@ import (
 	"github.com/rivus/collab/policy"
 )
 
-// The lease runtime as the lease world defines it; package lease must
-// implement exactly these semantics, which LeaseModel checks any lease
-// policy against.
+// The lease runtime as the lease world defines it, which LeaseModel checks
+// any lease policy against. The world runs the runtime's own step,
+// internal/leasestep, which package lease runs too: which call comes next
+// and with what write, the facts of a record, what an answer fires, where
+// the deadline starts, and the checks of what a policy may ask where. The
+// world gives the step its revisions as none, stale or current (every
+// write makes every other revision anyone notes stale), its instants as
+// now or an earlier move, and a loaded record's holder judged as the
+// platform judges: Dead on proof on the observer's process table, Alive
+// there, Remote on another. So a bug in the step is a violation here.
 //
 // One key. Each holder is a process (a lease manager) with at most one
 // lease handle on the key at a time; the handle keeps the policy's StateID
@@ -39,16 +46,20 @@ import (
 //     without the fence (RunFenced returns ErrLost), or win the fence
 //     first, so that FenceTaken reaches a lost or ended handle.
 //
-// Facts come only with a record: Loaded carries the facts of the record
-// it read, FenceTaken those of the record re-read under the fence, every
-// other trigger none. recordFree: no record, or a tombstone. holderDead:
-// not free, and the record's holder shares this manager's process table
-// and its process is gone. ttlElapsed: TTL has passed on this manager's
-// monotonic clock since it first saw the record's current revision (a
-// manager notes a revision the first time one of its loads returns it, and
-// keeps the note across handles). recordOurs: not free, written by this
-// process, with the handle's token as its generation, and the handle was
-// returned to its caller.
+// Facts come only with a record, as the step computes them: an
+// acquisition's Loaded carries recordFree, holderDead and ttlElapsed, a
+// returned handle's Loaded and FenceTaken recordOurs, every other trigger
+// none. recordFree: no record, or a tombstone. holderDead: not free, and
+// the platform judges the holder dead. ttlElapsed: TTL has passed on this
+// manager's clock since its note of the record's revision; the step keeps
+// the note (the first acquisition's load that returned that revision;
+// kept across handles, forgotten once the key is free or claimed), and
+// the world keeps, beside it, the truth of when this manager's
+// acquisitions first saw the current revision (the flags seen and ttl),
+// so that a step that notes wrongly is caught: an acquisition that finds
+// the key free, its holder dead or silent for TTL by that truth must
+// claim. recordOurs: not free, with the handle's token as its generation,
+// and the handle was returned to its caller.
 //
 // Repository calls, at most one in flight per handle: load; claim, which
 // writes generation (loaded generation + 1) over the revision just loaded
@@ -95,7 +106,10 @@ import (
 // write, the start of its deadline. ttl (per observer): TTL has passed
 // since its manager first saw the current revision. lag (per holder): its
 // process paused since its deadline started, so its clock may be behind.
-// The order real time imposes: every successful write ends before the
+// late (per holder): the step armed its deadline from the moment it
+// handled the write's answer, after the write was visible to others, so
+// no observer's TTL tells that it has passed, and a takeover before it is
+// not excused as a lag is. The order real time imposes: every successful write ends before the
 // current revision's write starts (that one is over a revision that
 // existed when it was issued), so every holder's deadline starts no later
 // than the current revision's write, which ends before any observer sees
