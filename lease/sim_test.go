@@ -201,11 +201,12 @@ func (r *simRepo) call(ctx context.Context, op *simOp) (simResult, error) {
 		return simResult{}, errSimFault
 	}
 	op.ctx, op.proc, op.done = ctx, r.p.i, make(chan simResult, 1)
+	done := op.done
 	s.pending = append(s.pending, op)
 	s.changedLocked()
 	s.mu.Unlock()
 	select {
-	case res := <-op.done:
+	case res := <-done:
 		if k := op.kind; (k == simFence || k == simWork) && res.errs[0] != nil {
 			return res, res.errs[0]
 		}
@@ -220,7 +221,7 @@ func (r *simRepo) call(ctx context.Context, op *simOp) (simResult, error) {
 	}
 	s.mu.Unlock()
 	if i < 0 { // being answered: take the answer, and give back a fence
-		if res := <-op.done; res.unlock != nil {
+		if res := <-done; res.unlock != nil {
 			res.unlock()
 		}
 	}
@@ -288,15 +289,20 @@ func (r *simRepo) work(ctx context.Context, key string, token store.Token) error
 // write) failed after it was applied. A write applied earlier gets the
 // answer held back, or a failure.
 func (s *sim) answer(op *simOp, how int) {
-	res := simResult{revs: make([]store.Revision, max(len(op.writes), 1)), errs: make([]error, max(len(op.writes), 1))}
 	if op.applied != nil {
-		res = *op.applied
+		res := *op.applied
 		if how != 0 {
 			res = simFailed(op)
 		}
 		op.done <- res
 		return
 	}
+	op.done <- s.resultOf(op, how)
+}
+
+// resultOf carries out op as how says, and returns its answer.
+func (s *sim) resultOf(op *simOp, how int) simResult {
+	res := simResult{revs: make([]store.Revision, max(len(op.writes), 1)), errs: make([]error, max(len(op.writes), 1))}
 	fail := how == 1
 	apply := how != 1
 	switch op.kind {
@@ -332,7 +338,7 @@ func (s *sim) answer(op *simOp, how int) {
 			}
 		}
 	}
-	op.done <- res
+	return res
 }
 
 // write applies w of process proc to the repository, and checks the
@@ -476,12 +482,8 @@ func (s *sim) step() {
 		if slow {
 			// Applied now, answered by a later choice: time may pass
 			// between the write and its reply.
-			done := make(chan simResult, 1)
-			real := op.done
-			op.done = done
-			s.answer(op, 0)
-			res := <-done
-			op.done, op.applied = real, &res
+			res := s.resultOf(op, 0)
+			op.applied = &res
 			s.mu.Unlock()
 			s.note("apply %s, its answer held back", name)
 			break

@@ -331,12 +331,6 @@ const (
 	leaseArgBadState             // the step named no state of the policy
 )
 
-// Output sets the world checks.
-const (
-	leaseOFenceAnswers = policy.LeaseOutputRunFenced | policy.LeaseOutputRefuseFenced
-	leaseTakeoverFacts = policy.LeaseFactRecordFree | policy.LeaseFactHolderDead | policy.LeaseFactTtlElapsed
-)
-
 // leaseMove is a move of one holder: a call, a timer, a repository result,
 // or a fault of its process.
 type leaseMove uint8
