@@ -137,7 +137,8 @@
 // # Deterministic simulation
 //
 // The package's tests run whole managers in a deterministic simulation
-// (sim_test.go): three processes, each a manager on a clock of its own,
+// (sim_test.go): four processes, each a manager on a clock of its own,
+// one of them on another process table (judged by the TTL alone),
 // over one repository whose every call waits until a seed chooses to
 // answer it (as asked, failed, failed after it was applied, or applied
 // with its answer held back while time passes); the seed also chooses

@@ -20,7 +20,8 @@ import (
 )
 
 // The deterministic simulation runs whole managers, several over one
-// repository, each a process of its own with a clock of its own, and
+// repository, each a process of its own with a clock of its own (the last
+// on another process table, so that only the TTL judges it), and
 // lets a seed choose everything that can happen next: which repository
 // call is answered and how (as asked, failed, failed after it was
 // applied), when time passes, which process pauses, resumes or crashes,
@@ -39,7 +40,7 @@ import (
 // never runs at once. The contract monitors run too, in monitored builds.
 
 const (
-	simProcs = 3
+	simProcs = 4
 	simKeys  = 2
 )
 
@@ -97,7 +98,10 @@ type sim struct {
 	seed  uint64
 	rng   *rand.Rand
 	f     *platformtest.Fake
-	inner *lease.MemoryRepository
+	// remote is the process table of the last process, another boot:
+	// the others judge it, and it them, by the TTL alone.
+	remote *platformtest.Processes
+	inner  *lease.MemoryRepository
 	procs []*simProc    // the processes now
 	all   []*simProc    // every process started, to close at the end
 	now   time.Duration // how far the clocks have moved
@@ -117,6 +121,7 @@ type sim struct {
 type simProc struct {
 	i       int
 	id      platform.Identity
+	table   *platformtest.Processes
 	clock   *platformtest.Clock
 	moved   time.Duration // how far its clock has moved
 	m       *lease.Manager
@@ -129,8 +134,9 @@ type simProc struct {
 }
 
 func newSim(t testing.TB, seed uint64) *sim {
-	s := &sim{t: t, seed: seed, rng: rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15)), f: platformtest.New(t),
+	s := &sim{t: t, seed: seed, rng: rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15)), f: platformtest.New(t), remote: platformtest.NewProcesses(),
 		inner: lease.NewMemoryRepository(), changed: make(chan struct{}), fences: map[string]int{}, top: map[string]store.Token{}, working: map[string]store.Token{}}
+	s.remote.Reboot()
 	for i := range simProcs {
 		s.start(i)
 	}
@@ -139,12 +145,16 @@ func newSim(t testing.TB, seed uint64) *sim {
 
 // start starts process i, a new one in place of any before it.
 func (s *sim) start(i int) {
-	id := s.f.Processes.Start()
-	p := &simProc{i: i, id: id, clock: platformtest.NewClock(), cmds: make(chan func()), lagged: map[store.Token]bool{}}
+	table := s.f.Processes
+	if i == simProcs-1 {
+		table = s.remote
+	}
+	id := table.Start()
+	p := &simProc{i: i, id: id, table: table, clock: platformtest.NewClock(), cmds: make(chan func()), lagged: map[store.Token]bool{}}
 	p.clock.Advance(s.now)
 	p.moved = s.now
 	plat := *s.f.As(id)
-	plat.Clock = p.clock
+	plat.Process, plat.Clock = table.As(id), p.clock
 	var repo store.Repository = &simRepo{s, p}
 	if s.rng.IntN(2) == 0 {
 		repo = simBatchRepo{&simRepo{s, p}}
@@ -590,7 +600,7 @@ func (s *sim) fault(p *simProc) {
 			return false
 		})
 		s.mu.Unlock()
-		s.f.Processes.Kill(p.id.PID)
+		p.table.Kill(p.id.PID)
 		for _, op := range mine {
 			op.done <- simFailed(op)
 		}
