@@ -94,19 +94,19 @@ var errSimFault = errors.New("simulated repository fault")
 
 // sim is one run.
 type sim struct {
-	t     testing.TB
-	seed  uint64
-	rng   *rand.Rand
-	f     *platformtest.Fake
+	t    testing.TB
+	seed uint64
+	rng  *rand.Rand
+	f    *platformtest.Fake
 	// remote is the process table of the last process, another boot:
 	// the others judge it, and it them, by the TTL alone.
 	remote *platformtest.Processes
 	inner  *lease.MemoryRepository
-	procs []*simProc    // the processes now
-	all   []*simProc    // every process started, to close at the end
-	now   time.Duration // how far the clocks have moved
-	trace []string
-	done  sync.WaitGroup // the callers' goroutines
+	procs  []*simProc    // the processes now
+	all    []*simProc    // every process started, to close at the end
+	now    time.Duration // how far the clocks have moved
+	trace  []string
+	done   sync.WaitGroup // the callers' goroutines
 
 	mu      sync.Mutex    // guards pending, fences, changed and the procs' busy, held
 	changed chan struct{} // closed and replaced when pending or a busy changes
