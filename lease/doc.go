@@ -148,7 +148,8 @@
 // checks on every write and every start of fenced work that a key's
 // generation never goes back nor repeats, that a successor takes a key
 // over only after its holder declared the lease lost (unless the holder
-// paused or crashed), and that fenced work starts only under the current
+// paused or crashed), that a renewal answered with a revision conflict
+// ends its lease, and that fenced work starts only under the current
 // generation and never beside fenced work of another. A failing seed is
 // printed with its trace and the command that replays it.
 package lease

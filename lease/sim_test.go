@@ -35,9 +35,10 @@ import (
 // fenced work: a key's generation never goes back and a claim never
 // repeats one; a successor takes a key over only once its holder has
 // declared the lease lost, unless the holder was paused meanwhile (the
-// gap of the package doc) or has crashed; fenced work starts only under
-// the record's current generation, and fenced work of two generations
-// never runs at once. The contract monitors run too, in monitored builds.
+// gap of the package doc) or has crashed; a renewal answered with a
+// revision conflict ends its lease once its batch is answered; fenced
+// work starts only under the record's current generation, and fenced
+// work of two generations never runs at once. The contract monitors run too, in monitored builds.
 
 const (
 	simProcs = 4
@@ -114,7 +115,10 @@ type sim struct {
 	fences  map[string]int // key → holding process + 1
 	top     map[string]store.Token
 	working map[string]store.Token // the generation of each key's running fenced work
-	broken  string                 // the first promise broken
+	// conflicted are the handles whose renewal the last choice answered
+	// with a conflict.
+	conflicted []simConflict
+	broken     string // the first promise broken
 }
 
 // simProc is one process: its manager, its caller and its faults.
@@ -299,19 +303,60 @@ func (r *simRepo) work(ctx context.Context, key string, token store.Token) error
 // write) failed after it was applied. A write applied earlier gets the
 // answer held back, or a failure.
 func (s *sim) answer(op *simOp, how int) {
+	res := s.resultOf(op, how)
 	if op.applied != nil {
-		res := *op.applied
+		res = *op.applied
 		if how != 0 {
 			res = simFailed(op)
 		}
-		op.done <- res
-		return
 	}
-	op.done <- s.resultOf(op, how)
+	s.noteConflicts(op, res)
+	op.done <- res
+}
+
+// noteConflicts notes the renewals among op's writes that res answers
+// with a revision conflict: once the process settles, each must have
+// declared its lease lost, since the record moved past its last write.
+func (s *sim) noteConflicts(op *simOp, res simResult) {
+	p := s.procs[op.proc]
+	for i, w := range op.writes {
+		if w.Snapshot.Released || !errors.Is(res.errs[i], store.ErrRevisionConflict) {
+			continue
+		}
+		for _, h := range p.held {
+			if h.Key() == w.Key && h.Token() == w.Snapshot.Generation {
+				s.conflicted = append(s.conflicted, simConflict{p, h})
+			}
+		}
+	}
+}
+
+// checkConflictsLocked: every renewal answered with a conflict has
+// declared its lease lost once its batch is answered (the saver steps a
+// batch's answers together, when the last of them is in).
+func (s *sim) checkConflictsLocked() {
+	s.conflicted = slices.DeleteFunc(s.conflicted, func(c simConflict) bool {
+		if _, saving := lease.Quiet(c.p.m); saving && !c.p.crashed {
+			return false // the batch is not answered yet
+		}
+		if c.h.Err() == nil && !c.p.crashed {
+			s.breakLocked("p%d's renewal of %s with generation %d met a revision conflict, and it still holds the lease", c.p.i, c.h.Key(), c.h.Token())
+		}
+		return true
+	})
+}
+
+// simConflict is a renewal of p answered with a conflict.
+type simConflict struct {
+	p *simProc
+	h *lease.Lease
 }
 
 // resultOf carries out op as how says, and returns its answer.
 func (s *sim) resultOf(op *simOp, how int) simResult {
+	if op.applied != nil {
+		return simResult{} // answered from what was applied
+	}
 	res := simResult{revs: make([]store.Revision, max(len(op.writes), 1)), errs: make([]error, max(len(op.writes), 1))}
 	fail := how == 1
 	apply := how != 1
@@ -522,6 +567,9 @@ func (s *sim) step() {
 		s.fault(s.procs[s.rng.IntN(len(s.procs))])
 	}
 	s.settle()
+	s.mu.Lock()
+	s.checkConflictsLocked()
+	s.mu.Unlock()
 }
 
 // command gives process p's caller something to do, if it is free.
