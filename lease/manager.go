@@ -97,9 +97,8 @@ type Manager struct {
 	// the leases they return too.
 	acquiring sync.WaitGroup
 
-	// The timer loop's heaps (timers.go), whether the saver has a batch,
-	// and when the loop last planned; changed is closed and replaced
-	// when the loop plans or the saver or the reporter is done.
+	// The timer loop's heaps (timers.go), and whether the saver has a
+	// batch.
 	deadlines, renewals timerHeap
 	saving              bool
 	planning            bool // the loop has read the clock and not yet made its timer
@@ -109,12 +108,13 @@ type Manager struct {
 	// wakeAt is when the loop's timer fires, if wakeArmed.
 	wakeAt    time.Duration
 	wakeArmed bool
-	plannedAt time.Duration
 	// sleepers are the waits of AcquireWait calls; trying counts those
 	// calls that are not waiting (they are making an attempt).
 	sleepers []*sleeper
 	trying   int
-	changed  chan struct{}
+	// changed, once a waiter asks for it (tests), is closed at the next
+	// change of what they wait for.
+	changed chan struct{}
 
 	kick       chan struct{} // wakes the timer loop to plan again
 	batches    chan saveJob  // the loop's batches for the saver

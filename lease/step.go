@@ -25,7 +25,6 @@ const (
 	replyAcquired reply = 1 << iota
 	replyHeld
 	replyRepoError
-	replyEnded
 )
 
 // handleEnv is a handle as the lease step sees it: a leasestep.Env whose
@@ -99,7 +98,6 @@ func (e *handleEnv) EndHandle() {
 	}
 	h.endLocked(ErrReleased)
 	delete(e.m.live, h)
-	h.reply |= replyEnded
 }
 
 // Fault panics: the policy does not fit this runtime, or the runtime

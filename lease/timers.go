@@ -151,7 +151,7 @@ func (m *Manager) run() {
 			timer.Stop()
 			continue
 		}
-		m.planning, m.plannedAt, m.wakeAt, m.wakeArmed = false, now, wake, ok
+		m.planning, m.wakeAt, m.wakeArmed = false, wake, ok
 		m.changedLocked()
 		m.mu.Unlock()
 		select {
@@ -198,12 +198,13 @@ func (m *Manager) tickLocked(now time.Duration) (time.Duration, bool) {
 	return next, found
 }
 
-// changedLocked wakes whoever waits for the manager to settle.
+// changedLocked wakes whoever waits for the manager to settle; with
+// nobody waiting it costs nothing.
 func (m *Manager) changedLocked() {
 	if m.changed != nil {
 		close(m.changed)
+		m.changed = nil
 	}
-	m.changed = make(chan struct{})
 }
 
 // endLocked ends h with err: Lost() closes, timers stop, and fenced work
