@@ -43,7 +43,7 @@ campaign: ## the CI fault campaign on SQLite and files: 20,000 operations, 200 S
 MONITOR_LAYER = go test -tags collabmonitor -count=1 -timeout 5m ./lease/... ./lanes ./plock 2>&1 | grep -q "contract monitor" && exit 1 || exit 0
 # The mutants CI runs: each caught by the model checker or a monitor within
 # a minute (the other three need a campaign; make mutants runs them).
-MUTANTS_CI = fenced-skips-fence,file-save-no-lock,memory-save-no-revision-compare,lanes-cancel-forgets-owed-wake,lanes-cancelled-slot-leaks,lanes-double-activation,lanes-slot-never-released,ours-by-holder,plock-turns-newest-first,renew-conflict-adopted,renew-deadline-from-write-end,spec-release-without-ours,spec-renew-conflict-retried,sqlite-renew-fast-path-no-compare,sqlite-save-no-revision-compare,takeover-not-alive-is-dead,takeover-sighting-kept,takeover-sighting-refreshed,takeover-wall-clock
+MUTANTS_CI = batch-one-answer,fenced-skips-fence,file-save-no-lock,memory-save-no-revision-compare,lanes-cancel-forgets-owed-wake,lanes-cancelled-slot-leaks,lanes-double-activation,lanes-slot-never-released,ours-by-holder,plock-turns-newest-first,renew-conflict-adopted,renew-deadline-from-write-end,spec-release-without-ours,spec-renew-conflict-retried,sqlite-renew-fast-path-no-compare,sqlite-save-no-revision-compare,takeover-not-alive-is-dead,takeover-sighting-kept,takeover-sighting-refreshed,takeover-wall-clock
 
 mutants: ## plant each bug of mutants/*.patch in a scratch copy, report which layer catches it (ONLY=a,b; MUTANTS_FLAGS=-help)
 	$(GO) run ./mutants -monitor '$(MONITOR_LAYER)' $(if $(ONLY),-only $(ONLY)) $(MUTANTS_FLAGS)

@@ -49,7 +49,10 @@
 // The holder renews every Heartbeat; all the leases of one manager renew
 // together when the first of them falls due (the others at most a
 // heartbeat early), in one transaction where the repository is a
-// [store.BatchSaver]. A failed renewal is retried every quarter
+// [store.BatchSaver]. Each write of a batch is answered on its own, as a
+// store may save some and refuse others: a conflict on one key is the
+// loss of that lease alone (the lease world model-checks batches of two,
+// with every mix of answers). A failed renewal is retried every quarter
 // heartbeat. The holder declares the lease lost
 // when no renewal has succeeded within TTL of the start of its last
 // successful write, which is before any observer may take over, since

@@ -17,6 +17,9 @@ type renewal struct {
 	write store.Write
 }
 
+// member is a handle as a member of the lease step's batches.
+type member = leasestep.Member[time.Duration, *handleEnv]
+
 // saveJob is a batch of renewals, and the moment past which none of them
 // can help: the earliest deadline of the manager's handles.
 type saveJob struct {
@@ -40,17 +43,24 @@ func (m *Manager) renew(job saveJob) {
 	ctx, cancel := m.withTimeout(max(job.until-m.now(), time.Millisecond))
 	defer cancel()
 	revs, errs := m.save(ctx, job.batch)
+	members := make([]member, len(job.batch))
+	answers := make([]leasestep.Answer, len(job.batch))
+	for i, r := range job.batch {
+		members[i] = member{Env: r.h.env(), H: &r.h.step}
+		answers[i] = saveAnswer(revs[i], errs[i])
+	}
 	m.mu.Lock()
 	defer m.unlockAndReport()
-	for i, r := range job.batch {
-		out := m.steppedLocked(r.h, leasestep.Answered(m.pol, r.h.env(), &r.h.step, saveAnswer(revs[i], errs[i])))
+	leasestep.AnswerBatch(m.pol, members, answers, func(i int, s leasestep.Step) {
+		h := job.batch[i].h
+		out := m.steppedLocked(h, s)
 		switch {
 		case errs[i] == nil && out.Has(policy.LeaseOutputArmDeadline):
-			m.emitLocked(Event{Kind: Renewed, Key: r.h.key, Token: r.h.token})
+			m.emitLocked(Event{Kind: Renewed, Key: h.key, Token: h.token})
 		case errs[i] != nil && out.Has(policy.LeaseOutputScheduleRetry):
-			m.emitLocked(Event{Kind: RenewalFailed, Key: r.h.key, Token: r.h.token, Err: errs[i]})
+			m.emitLocked(Event{Kind: RenewalFailed, Key: h.key, Token: h.token, Err: errs[i]})
 		}
-	}
+	})
 	m.saving = false
 	m.kickLoop()
 	m.cond.Broadcast()
@@ -62,30 +72,26 @@ func (m *Manager) renew(job saveJob) {
 // early, so that leases acquired apart fall into one batch.
 func (m *Manager) collectDueLocked(now time.Duration) ([]renewal, time.Duration) {
 	horizon := now + m.cfg.Heartbeat
-	var batch []renewal
 	until := now + m.lifetime()
 	if at, ok := m.deadlines.next(); ok {
 		until = min(until, at)
 	}
+	var due []member
 	for h := range m.live {
-		if h.heapAt[renewalTimer] == 0 || h.renewAt > horizon {
-			continue
+		if h.heapAt[renewalTimer] != 0 && h.renewAt <= horizon {
+			unsetLocked(&m.renewals, h)
+			due = append(due, member{Env: h.env(), H: &h.step})
 		}
-		// A handle with a call in flight (a Close's read) gets its
-		// RenewDue too, as the lease world fires it: the timer is
-		// consumed, and never falls due again and again.
-		busy := h.step.Call != leasestep.CallNone
-		unsetLocked(&m.renewals, h)
-		m.steppedLocked(h, leasestep.RenewDue(m.pol, h.env(), &h.step))
-		if busy || h.step.Call != leasestep.CallRenew {
-			continue
-		}
-		w := h.step.Write
-		batch = append(batch, renewal{h, store.Write{Key: h.key, Snapshot: h.snapshot(w.Generation, w.Released), Expected: w.Expected}})
 	}
 	// In the order of their keys, not of the map: a store locks the
 	// records of a transaction in one order, and a run replays.
-	slices.SortFunc(batch, func(a, b renewal) int { return strings.Compare(a.write.Key, b.write.Key) })
+	slices.SortFunc(due, func(a, b member) int { return strings.Compare(a.Env.key, b.Env.key) })
+	due = leasestep.CollectDue(m.pol, due, func(d member, s leasestep.Step) { m.steppedLocked(d.Env.lease(), s) })
+	batch := make([]renewal, len(due))
+	for i, d := range due {
+		h, w := d.Env.lease(), d.H.Write
+		batch[i] = renewal{h, store.Write{Key: h.key, Snapshot: h.snapshot(w.Generation, w.Released), Expected: w.Expected}}
+	}
 	return batch, until
 }
 

@@ -33,7 +33,7 @@ type CheckReport struct {
 	Policy  string
 	Family  string
 	Verdict modelcheck.Verdict
-	// Summary is one line: verdict, states, moves, depth, time.
+	// Summary is one line a world: verdict, states, moves, depth, time.
 	Summary string
 	// Trace is the shortest counterexample, as numbered steps with the
 	// world after each, when the verdict is Violated.
@@ -41,8 +41,10 @@ type CheckReport struct {
 }
 
 // CheckPolicy explores every reachable world of p's family model at the
-// family's default bounds (DefaultTurnBounds, DefaultLaneBounds,
-// DefaultLeaseBounds), within opts' limits. Shipped and custom policies
+// family's default bounds (DefaultTurnBounds, DefaultLaneBounds, and for
+// a lease DefaultLeaseBounds, then BatchLeaseBounds), within opts'
+// limits; a lease policy's report is that of the first world that does
+// not pass, else both summaries, a line each. Shipped and custom policies
 // alike are checked this way before they run. A nil p, or one of no family
 // or of a family without a world model, is a *ModelError on Policy; for a
 // policy compiled from a spec it names the spec's base name (CheckSpec
@@ -59,8 +61,8 @@ func CheckPolicy(p policy.Policy, opts modelcheck.Options) (CheckReport, error) 
 		m, err := LaneModel(p, DefaultLaneBounds())
 		return report(p, m, err, opts)
 	case "lease":
-		m, err := LeaseModel(p, DefaultLeaseBounds())
-		return report(p, m, err, opts)
+		reps, err := reportEach(p, []LeaseBounds{DefaultLeaseBounds(), BatchLeaseBounds()}, LeaseModel, opts)
+		return joinReports(reps), err
 	}
 	name := p.Name()
 	if t := p.Table(); t != nil && t.Spec != "" {
@@ -77,8 +79,10 @@ func CheckPolicy(p policy.Policy, opts modelcheck.Options) (CheckReport, error) 
 //   - turn: TurnMaxTasks tasks, another process taking the lock once;
 //   - lane: 4 keys, 2 slots, MaxQueued 3;
 //   - lease: 4 holders on one process table and 2 generations; 3 holders,
-//     a fourth on another process table, and 3 generations; each with
-//     failures, ambiguous saves, pauses and crashes.
+//     a fourth on another process table, and 3 generations; 2 holders,
+//     the second on another process table, the first on a second key too,
+//     and 2 generations; each with failures, ambiguous saves, pauses and
+//     crashes.
 func CheckPolicyLarger(p policy.Policy, opts modelcheck.Options) ([]CheckReport, error) {
 	if p == nil {
 		return nil, &ModelError{Field: "Policy", Reason: "nil"}
@@ -93,6 +97,24 @@ func CheckPolicyLarger(p policy.Policy, opts modelcheck.Options) ([]CheckReport,
 	}
 	_, err := CheckPolicy(p, opts) // the same *ModelError for a policy without a model
 	return nil, err
+}
+
+// joinReports is the report of several worlds of one policy: the first
+// that does not pass, else all their summaries, a line each.
+func joinReports(reps []CheckReport) CheckReport {
+	var sums []string
+	for _, r := range reps {
+		if r.Verdict != modelcheck.Passed {
+			return r
+		}
+		sums = append(sums, r.Summary)
+	}
+	if len(reps) == 0 {
+		return CheckReport{}
+	}
+	r := reps[0]
+	r.Summary = strings.Join(sums, "\n")
+	return r
 }
 
 // reportEach checks p in the world of each bounds, stopping at the first
@@ -125,6 +147,7 @@ func LargerLeaseBounds() []LeaseBounds {
 	return []LeaseBounds{
 		{Holders: 4, Generations: 2, Failures: true, Ambiguous: true, Pauses: true, Crashes: true},
 		{Holders: 3, Remote: 1, Generations: 3, Failures: true, Ambiguous: true, Pauses: true, Crashes: true},
+		{Holders: 2, Remote: 1, Generations: 2, Failures: true, Ambiguous: true, Pauses: true, Crashes: true, SecondKey: true},
 	}
 }
 

@@ -20,15 +20,25 @@ import (
 // platform judges: Dead on proof on the observer's process table, Alive
 // there, Remote on another. So a bug in the step is a violation here.
 //
-// One key. Each holder is a process (a lease manager) with at most one
-// lease handle on the key at a time; the handle keeps the policy's StateID
-// and the bookkeeping its outputs maintain, and the manager acts on it only
-// by firing a trigger through Policy.Step with facts computed at that
-// moment, then carrying out the outputs in the family's order; it never
-// looks at state names. The repository keeps one record (generation,
-// revision, holder, released) and compares revisions on every save; the
-// per-key fence is a mutex of the repository that the kernel drops when
-// its holder's process dies.
+// One key, or two. Each holder is a process (a lease manager) with at most
+// one lease handle on the key at a time; the handle keeps the policy's
+// StateID and the bookkeeping its outputs maintain, and the manager acts
+// on it only by firing a trigger through Policy.Step with facts computed at
+// that moment, then carrying out the outputs in the family's order; it
+// never looks at state names. The repository keeps one record a key
+// (generation, revision, holder, released) and compares revisions on
+// every save; the per-key fence is a mutex of the repository that the
+// kernel drops when its holder's process dies. With LeaseBounds.SecondKey
+// one more holder, h0/b, is the first process's handle on a second key:
+// it shares that process's crashes and process table, and its manager's
+// renewals. A manager writes one batch of renewals at a time (a renewal
+// that falls due meanwhile waits); when both of h0's handles have their
+// renewal armed, RenewDue may fire at both at once, through the runtime's
+// own leasestep.CollectDue, and their writes are answered together: the
+// store applies them in key order, each saved or refused by its own
+// revision, failed, or failed yet applied, and leasestep.AnswerBatch
+// answers each. Everything else is per key: revisions, sightings, TTL
+// windows, fences and the invariants.
 //
 // Calls (moves of the callers):
 //   - Acquire: a new handle in the policy's initial state gets Acquire. The
@@ -179,6 +189,13 @@ type LeaseBounds struct {
 	Pauses bool
 	// Crashes lets processes crash.
 	Crashes bool
+	// SecondKey gives the first holder's process a second handle, on a
+	// second key, as one more holder after the others (named h0/b), so
+	// that its manager renews both in one batch and a batch's writes can
+	// meet different answers. Holders is then at most LeaseMaxHolders-1.
+	// The other holders take the first key only: the second's conflicts
+	// come from its own writes that failed yet applied.
+	SecondKey bool
 }
 
 // DefaultLeaseBounds returns the bounds the tests check the shipped policy
@@ -188,28 +205,35 @@ func DefaultLeaseBounds() LeaseBounds {
 	return LeaseBounds{Holders: 3, Remote: 1, Generations: 2, Failures: true, Ambiguous: true, Pauses: true, Crashes: true}
 }
 
+// BatchLeaseBounds returns the bounds at which batched renewals are
+// checked beside DefaultLeaseBounds: two holders, the second on another
+// process table, the first holding a second key too, one generation a
+// key, and every fault. A batch's write meets a conflict there when an
+// earlier write of its handle failed yet applied; LargerLeaseBounds adds a
+// second generation, and with it takeovers.
+func BatchLeaseBounds() LeaseBounds {
+	b := DefaultLeaseBounds()
+	b.Holders, b.Generations, b.SecondKey = 2, 1, true
+	return b
+}
+
 // LeaseWorld is one state of up to LeaseMaxHolders lease holders on one
 // key: each holder's handle, process and observer bookkeeping, the
 // repository's record and fence, ghost variables for the invariants and,
 // in a world that breaks one, what the move that led to it did wrong. It
-// is a comparable value of three words, the variables of leaseVars packed
+// is a comparable value of four words, the variables of leaseVars packed
 // by a key function (lease_world_words.go), because the checker's visited
 // set is what bounds its speed and a smaller key is a faster one; moves
 // and invariants read leaseVars' plain fields, and the model's Format
 // renders it.
 type LeaseWorld struct {
-	w [3]uint64
+	w [4]uint64
 }
 
 // leaseVars is a LeaseWorld unpacked: the model computes on it.
 type leaseVars struct {
-	h       [LeaseMaxHolders]leaseHolder
-	recGen  uint8 // the record's generation
-	recBy   uint8 // holder+1 of the process that wrote the record; 0: no record
-	recFree uint8 // 1: the record is a tombstone
-	fence   uint8 // holder+1 of the process holding the fence; 0: free
-	// top is a ghost: the highest generation any claim wrote.
-	top uint8
+	h   [LeaseMaxHolders]leaseHolder
+	rec [leaseMaxKeys]leaseRecord // per key: the repository's record and fence
 	// fault, faultAt (holder+1) and faultArg record the first thing a move
 	// did wrong; fault 0 means nothing.
 	fault    leaseFault
@@ -220,7 +244,22 @@ type leaseVars struct {
 	others bool
 }
 
-// leaseHolder is one process, its manager's notes and its handle. A field
+// leaseMaxKeys is the most keys a lease world holds.
+const leaseMaxKeys = 2
+
+// leaseRecord is one key's record in the repository, its fence, and a
+// ghost of its claims.
+type leaseRecord struct {
+	gen   uint8 // the record's generation
+	by    uint8 // holder+1 of the handle that wrote the record; 0: no record
+	free  uint8 // 1: the record is a tombstone
+	fence uint8 // holder+1 of the handle holding the fence; 0: free
+	// top is a ghost: the highest generation any claim wrote.
+	top uint8
+}
+
+// leaseHolder is one process's handle on one key, and its manager's
+// notes of that key. A field
 // that no longer matters is reset, so that worlds that differ only in it
 // are one world.
 type leaseHolder struct {
@@ -272,6 +311,7 @@ const (
 	leaseSeen                             // ghost: its manager's acquisitions have seen the current revision
 	leaseTTL                              // ghost: TTL has passed since they first saw it
 	leaseCrashed                          // the process is gone
+	leaseBatched                          // its renewal in flight is one of a batch of its manager's
 	leaseFlagCount = iota
 )
 
@@ -352,8 +392,23 @@ const (
 	leaseMvFailedApplied
 	leaseMvLag
 	leaseMvCrash
-	leaseMoveCount
+	leaseMvRenewDueBatch
+	// leaseMvBatch+4a+b answers a batch of two renewals: the first write
+	// with outcome a, the second with b (leaseOut...).
+	leaseMvBatch
+	leaseMoveCount = leaseMvBatch + leaseOutcomes*leaseOutcomes
 )
+
+// The outcomes of one write of a batch.
+const (
+	leaseOutSaved         = iota // over the current revision, saved
+	leaseOutConflict             // over a stale revision, refused
+	leaseOutFailed               // failed
+	leaseOutFailedApplied        // failed, yet applied
+	leaseOutcomes
+)
+
+var leaseOutcomeNames = [leaseOutcomes]string{"Saved", "Conflict", "RepoFailed", "RepoFailed after the write applied"}
 
 var leaseMoveNames = [leaseMoveCount]string{
 	leaseMvAcquire:        "Acquire",
@@ -372,6 +427,7 @@ var leaseMoveNames = [leaseMoveCount]string{
 	leaseMvFailedApplied:  "RepoFailed after the write applied",
 	leaseMvLag:            "process pauses with its clock stopped (its deadline lags)",
 	leaseMvCrash:          "process crashes",
+	leaseMvRenewDueBatch:  "RenewDue, with its manager's other key due in the same batch",
 }
 
 // leaseModel is LeaseModel's closure state: the policy, the bounds and the
@@ -380,9 +436,16 @@ type leaseModel struct {
 	p      policy.Policy
 	states []policy.Word
 	b      LeaseBounds
-	n      int
-	local  int            // holders 0..local-1 share one process table; the rest another
+	n      int            // holders: Holders, and h0/b with SecondKey
+	local  int            // processes 0..local-1 share one process table; the rest another
 	init   policy.StateID // the policy's initial state
+	// proc and key are each holder's process and key; second is the
+	// holder of the second key (h0/b), or -1.
+	proc, key [LeaseMaxHolders]uint8
+	second    int
+	// sorted has bit i set when holders i-1 and i are interchangeable, of
+	// one process table and neither sharing its process with another.
+	sorted uint8
 	labels [LeaseMaxHolders][leaseMoveCount]string
 	// scratch is the world a move is applied to: one per search worker
 	// (fork), reused by every move.
@@ -402,7 +465,7 @@ func LeaseModel(p policy.Policy, b LeaseBounds) (modelcheck.Model[LeaseWorld], e
 		v.h[i].hs.State = m.init
 	}
 	return modelcheck.Model[LeaseWorld]{
-		Name:       fmt.Sprintf("lease world of %s (%d holders, %d remote, %d generations)", p.Name(), b.Holders, b.Remote, b.Generations),
+		Name:       leaseWorldName(p, b),
 		Init:       []LeaseWorld{v.pack()},
 		Next:       m.next,
 		Fork:       m.fork,
@@ -411,6 +474,15 @@ func LeaseModel(p policy.Policy, b LeaseBounds) (modelcheck.Model[LeaseWorld], e
 		Canonical:  m.canonical,
 		Format:     m.format,
 	}, nil
+}
+
+// leaseWorldName names the lease world of p within b.
+func leaseWorldName(p policy.Policy, b LeaseBounds) string {
+	second := ""
+	if b.SecondKey {
+		second = ", h0 on a second key"
+	}
+	return fmt.Sprintf("lease world of %s (%d holders, %d remote, %d generations%s)", p.Name(), b.Holders, b.Remote, b.Generations, second)
 }
 
 func newLeaseModel(p policy.Policy, b LeaseBounds) (*leaseModel, error) {
@@ -424,11 +496,29 @@ func newLeaseModel(p policy.Policy, b LeaseBounds) (*leaseModel, error) {
 		return nil, &ModelError{"lease", "Remote", fmt.Sprintf("%d, want 0 to Holders (%d)", b.Remote, b.Holders)}
 	case b.Generations < 1 || b.Generations+b.Holders-1 > leaseMaxGeneration:
 		return nil, &ModelError{"lease", "Generations", fmt.Sprintf("%d, want 1 to %d with %d holders", b.Generations, leaseMaxGeneration+1-b.Holders, b.Holders)}
+	case b.SecondKey && b.Holders > LeaseMaxHolders-1:
+		return nil, &ModelError{"lease", "Holders", fmt.Sprintf("%d, want 1 to %d with SecondKey", b.Holders, LeaseMaxHolders-1)}
 	}
-	m := &leaseModel{p: p, states: p.Table().States, b: b, n: b.Holders, local: b.Holders - b.Remote, init: p.Initial(), scratch: new(leaseVars)}
+	m := &leaseModel{p: p, states: p.Table().States, b: b, n: b.Holders, local: b.Holders - b.Remote, init: p.Initial(), second: -1, scratch: new(leaseVars)}
+	for i := range b.Holders {
+		m.proc[i] = uint8(i)
+		if i > 0 && i != m.local && !(b.SecondKey && i == 1) {
+			m.sorted |= 1 << i
+		}
+	}
+	if b.SecondKey {
+		m.second, m.key[m.n] = m.n, 1
+		m.n++
+	}
 	for i := range m.labels {
 		for mv, name := range leaseMoveNames {
-			m.labels[i][mv] = leaseHolderName(i) + " " + name
+			m.labels[i][mv] = m.holderName(i) + " " + name
+		}
+		for a := range leaseOutcomes {
+			for b := range leaseOutcomes {
+				m.labels[i][leaseMvBatch+leaseMove(a*leaseOutcomes+b)] = fmt.Sprintf("%s's batch answered: %s %s, %s %s",
+					m.holderName(i), m.holderName(i), leaseOutcomeNames[a], m.holderName(m.second), leaseOutcomeNames[b])
+			}
 		}
 	}
 	return m, nil
@@ -478,3 +568,18 @@ func sameLeaseWords(a, b []policy.Word) bool {
 }
 
 func leaseHolderName(i int) string { return "h" + strconv.Itoa(i) }
+
+// holderName names holder i in traces: h0/b for the first process's
+// handle on the second key.
+func (m *leaseModel) holderName(i int) string {
+	if i == m.second {
+		return "h0/b"
+	}
+	return leaseHolderName(i)
+}
+
+// sameProcess reports whether holders i and k are handles of one process.
+func (m *leaseModel) sameProcess(i, k int) bool { return m.proc[i] == m.proc[k] }
+
+// recOf returns the record of holder i's key.
+func (m *leaseModel) recOf(w *leaseVars, i int) *leaseRecord { return &w.rec[m.key[i]] }

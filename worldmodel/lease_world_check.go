@@ -27,21 +27,22 @@ func (m *leaseModel) invariants() []modelcheck.Invariant[LeaseWorld] {
 	return invs
 }
 
-// overlap requires that fenced work of different generations never runs
-// at once. The fence should see to it; the invariant checks that it does
-// (it runs on every new world).
+// overlap requires that fenced work of different generations of one key
+// never runs at once. The fence should see to it; the invariant checks
+// that it does (it runs on every new world).
 func (m *leaseModel) overlap(pw LeaseWorld) error {
 	w := pw.unpack()
-	first := -1
+	first := [leaseMaxKeys]int{-1, -1}
 	for i := range m.n {
 		if w.h[i].flags&leaseCrashed != 0 || w.h[i].fcall != leaseFenceWorking {
 			continue
 		}
-		if g, f := w.h[i].hs.Token, w.h[max(first, 0)].hs.Token; first >= 0 && g != f {
+		k := m.key[i]
+		if f := first[k]; f >= 0 && w.h[i].hs.Token != w.h[f].hs.Token {
 			return fmt.Errorf("%s's fenced work with generation %d runs while %s's with generation %d does",
-				leaseHolderName(i), g, leaseHolderName(first), f)
+				m.holderName(i), w.h[i].hs.Token, m.holderName(f), w.h[f].hs.Token)
 		}
-		first = i
+		first[k] = i
 	}
 	return nil
 }
@@ -49,23 +50,23 @@ func (m *leaseModel) overlap(pw LeaseWorld) error {
 // faultError says what the move into w did wrong.
 func (m *leaseModel) faultError(w *leaseVars) error {
 	i := int(w.faultAt) - 1
-	who, arg := leaseHolderName(i), w.faultArg
+	who, arg := m.holderName(i), w.faultArg
 	switch w.fault {
 	case leaseFaultRejected:
 		return fmt.Errorf("%s's policy rejected %s in state %s, which the runtime fires only when it can", who, leaseTriggerName(arg), m.stateName(w.h[i].hs.State))
 	case leaseFaultOutputs:
 		return fmt.Errorf("%s: %s", who, leaseOutputsReason(arg))
 	case leaseFaultGenBack:
-		return fmt.Errorf("%s wrote generation %d over a record of generation %d", who, w.recGen, arg)
+		return fmt.Errorf("%s wrote generation %d over a record of generation %d", who, m.recOf(w, i).gen, arg)
 	case leaseFaultGenRepeat:
 		return fmt.Errorf("%s claimed generation %d, which an earlier claim already wrote", who, arg)
 	case leaseFaultStale:
-		return fmt.Errorf("%s started fenced work with generation %d, but the record is %s", who, arg, leaseRecordText(w))
+		return fmt.Errorf("%s started fenced work with generation %d, but the record is %s", who, arg, m.recordText(w, int(m.key[i])))
 	case leaseFaultLostWork:
 		return fmt.Errorf("%s started fenced work with generation %d after declaring the lease lost", who, arg)
 	case leaseFaultEarly:
 		return fmt.Errorf("%s's claim replaced generation %d of %s, which still held it and whose deadline had not passed",
-			who, w.h[arg].hs.Token, leaseHolderName(int(arg)))
+			who, w.h[arg].hs.Token, m.holderName(int(arg)))
 	case leaseFaultRefused:
 		return fmt.Errorf("%s's acquisition found %s (facts %s) and did not claim it", who, leaseAbandonedWords(policy.Facts(arg)), leaseFamily.FormatFacts(policy.Facts(arg)))
 	case leaseFaultDeadline:
@@ -107,7 +108,7 @@ func (m *leaseModel) owes(pw LeaseWorld) string {
 	w := pw.unpack()
 	for i := range m.n {
 		h := &w.h[i]
-		who := leaseHolderName(i)
+		who := m.holderName(i)
 		switch {
 		case h.flags&leaseCrashed != 0:
 		case h.hs.Life == leasestep.LifeAcquiring:
@@ -131,16 +132,22 @@ func (m *leaseModel) canonical(w LeaseWorld) LeaseWorld {
 	for i := range perm {
 		perm[i] = uint8(i)
 		keys[i] = w.holder(i)
-		if i > 0 && i != m.local && i < m.n && keys[i] <= keys[i-1] {
+		if m.sorted&(1<<i) != 0 && keys[i] <= keys[i-1] {
 			sorted = false
 		}
 	}
 	if sorted {
 		return w // strictly ascending in each class: nothing ties, nothing moves
 	}
+	// The classes: the holders of each process table, but for the first
+	// when it shares its process with h0/b.
+	lo := 0
+	if m.second >= 0 {
+		lo = 1
+	}
 	v := w.unpack()
-	moved := leaseSortHolders(&v, &keys, &perm, 0, m.local)
-	moved = leaseSortHolders(&v, &keys, &perm, m.local, m.n) || moved
+	moved := leaseSortHolders(&v, &keys, &perm, lo, m.local)
+	moved = leaseSortHolders(&v, &keys, &perm, max(lo, m.local), m.b.Holders) || moved
 	if !moved {
 		return w
 	}
@@ -150,7 +157,10 @@ func (m *leaseModel) canonical(w LeaseWorld) LeaseWorld {
 		c.h[to] = v.h[from]
 		rename[from+1] = uint8(to + 1)
 	}
-	c.recBy, c.fence, c.faultAt = rename[v.recBy], rename[v.fence], rename[v.faultAt]
+	for k := range c.rec {
+		c.rec[k].by, c.rec[k].fence = rename[v.rec[k].by], rename[v.rec[k].fence]
+	}
+	c.faultAt = rename[v.faultAt]
 	if c.fault == leaseFaultEarly {
 		c.faultArg = rename[v.faultArg+1] - 1
 	}
@@ -183,17 +193,19 @@ func leaseLess(v *leaseVars, keys *[LeaseMaxHolders]uint64, a, b int) bool {
 func leaseRoles(v *leaseVars, i int) uint8 {
 	var r uint8
 	id := uint8(i + 1)
-	if v.recBy == id {
+	if v.faultAt == id {
 		r |= 1
 	}
-	if v.fence == id {
+	if v.fault == leaseFaultEarly && v.faultArg == uint8(i) {
 		r |= 2
 	}
-	if v.faultAt == id {
-		r |= 4
-	}
-	if v.fault == leaseFaultEarly && v.faultArg == uint8(i) {
-		r |= 8
+	for k := range v.rec {
+		if v.rec[k].by == id {
+			r |= 4 << (2 * k)
+		}
+		if v.rec[k].fence == id {
+			r |= 8 << (2 * k)
+		}
 	}
 	return r
 }

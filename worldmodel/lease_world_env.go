@@ -71,7 +71,7 @@ func (e leaseEnv) AnswerFence(run bool) {
 		return
 	}
 	e.h().fcall = leaseFenceIdle
-	e.w.fence = 0
+	e.m.recOf(e.w, e.i).fence = 0
 }
 
 func (e leaseEnv) Acquired()  {}

@@ -8,14 +8,19 @@ import (
 	"github.com/rivus/collab/policy"
 )
 
-// format renders w for traces: the record and fence, then one line per
-// holder.
+// format renders w for traces: each key's record and fence, then one
+// line per holder.
 func (m *leaseModel) format(pw LeaseWorld) string {
 	w := pw.unpack()
 	var b strings.Builder
-	b.WriteString(leaseRecordText(&w))
-	if w.fence != 0 {
-		b.WriteString("; fence held by " + leaseHolderName(int(w.fence)-1))
+	for k := range m.keys() {
+		if k > 0 {
+			b.WriteString("; key b: ")
+		}
+		b.WriteString(m.recordText(&w, k))
+		if f := w.rec[k].fence; f != 0 {
+			b.WriteString("; fence held by " + m.holderName(int(f)-1))
+		}
 	}
 	for i := range m.n {
 		b.WriteString("\n     ")
@@ -24,12 +29,22 @@ func (m *leaseModel) format(pw LeaseWorld) string {
 	return b.String()
 }
 
-func leaseRecordText(w *leaseVars) string {
-	if w.recBy == 0 {
+// keys returns how many keys the world has.
+func (m *leaseModel) keys() int {
+	if m.second >= 0 {
+		return 2
+	}
+	return 1
+}
+
+// recordText renders key k's record.
+func (m *leaseModel) recordText(w *leaseVars, k int) string {
+	r := &w.rec[k]
+	if r.by == 0 {
 		return "no record"
 	}
-	s := "record g" + strconv.Itoa(int(w.recGen)) + " by " + leaseHolderName(int(w.recBy)-1)
-	if w.recFree != 0 {
+	s := "record g" + strconv.Itoa(int(r.gen)) + " by " + m.holderName(int(r.by)-1)
+	if r.free != 0 {
 		s += " (tombstone)"
 	}
 	return s
@@ -42,12 +57,12 @@ var leaseRevNames = [...]string{"none", "stale", "current"}
 var leaseFenceCallNames = [...]string{"", "RunFenced waits", "fenced work runs", "RunFenced holds the fence"}
 
 var leaseFlagNames = [leaseFlagCount]string{"renewal armed", "deadline armed", "deadline passed", "clock lags",
-	"deadline started late", "TTL passed since the note", "saw revision", "TTL passed", "crashed"}
+	"deadline started late", "TTL passed since the note", "saw revision", "TTL passed", "crashed", "renewal batched"}
 
 func (m *leaseModel) formatHolder(b *strings.Builder, w *leaseVars, i int) {
 	h := &w.h[i]
 	hs := &h.hs
-	b.WriteString(leaseHolderName(i) + " " + m.stateName(hs.State))
+	b.WriteString(m.holderName(i) + " " + m.stateName(hs.State))
 	if hs.Life != leasestep.LifeIdle {
 		b.WriteString(" g" + strconv.Itoa(int(hs.Token)) + ", " + leaseLifeNames[hs.Life])
 	}

@@ -25,7 +25,7 @@ func (m *leaseModel) next(w LeaseWorld, yield func(string, LeaseWorld)) {
 func (m *leaseModel) holderMoves(pw *LeaseWorld, w *leaseVars, i int, yield func(string, LeaseWorld)) {
 	h := &w.h[i]
 	life := h.hs.Life
-	if life == leasestep.LifeIdle && int(w.recGen) < m.b.Generations {
+	if life == leasestep.LifeIdle && int(m.recOf(w, i).gen) < m.b.Generations {
 		m.emit(pw, w, i, leaseMvAcquire, yield)
 	}
 	if life == leasestep.LifeHeld && !h.hs.Closing && h.hs.Call == leasestep.CallNone {
@@ -34,8 +34,11 @@ func (m *leaseModel) holderMoves(pw *LeaseWorld, w *leaseVars, i int, yield func
 	if h.fcall != leaseFenceIdle || life == leasestep.LifeHeld {
 		m.fenceMoves(pw, w, i, yield)
 	}
-	if h.flags&leaseRenew != 0 {
+	if h.flags&leaseRenew != 0 && !m.saving(w, i) {
 		m.emit(pw, w, i, leaseMvRenewDue, yield)
+		if i == 0 && m.second > 0 && w.h[m.second].flags&leaseRenew != 0 {
+			m.emit(pw, w, i, leaseMvRenewDueBatch, yield)
+		}
 	}
 	if h.flags&leaseArmed != 0 {
 		m.emit(pw, w, i, leaseMvDeadlinePassed, yield)
@@ -46,19 +49,36 @@ func (m *leaseModel) holderMoves(pw *LeaseWorld, w *leaseVars, i int, yield func
 	if m.b.Pauses && h.flags&(leaseArmed|leaseLag) == leaseArmed {
 		m.emit(pw, w, i, leaseMvLag, yield)
 	}
-	if m.b.Crashes && m.crashMatters(w, i) {
+	if m.b.Crashes && i == int(m.proc[i]) && m.crashMatters(w, i) {
 		m.emit(pw, w, i, leaseMvCrash, yield)
 	}
 }
 
-// crashMatters reports whether a crash of holder i differs from its
-// process simply never moving again, which every interleaving allows:
-// only when others can see it, because the record names the process as
-// its live holder (observers on its process table may prove it dead) or
-// because the kernel lets go of the fence it holds.
+// saving reports whether a renewal of holder i's manager is in flight:
+// the manager writes one batch at a time, and renewals that fall due
+// meanwhile wait for it.
+func (m *leaseModel) saving(w *leaseVars, i int) bool {
+	for k := range m.n {
+		if m.sameProcess(i, k) && w.h[k].hs.Call == leasestep.CallRenew {
+			return true
+		}
+	}
+	return false
+}
+
+// crashMatters reports whether a crash of holder i's process differs from
+// the process simply never moving again, which every interleaving allows:
+// only when others can see it, because a record names one of its handles
+// as live holder (observers on its process table may prove it dead) or
+// because the kernel lets go of a fence it holds.
 func (m *leaseModel) crashMatters(w *leaseVars, i int) bool {
-	id := uint8(i + 1)
-	return w.recBy == id && w.recFree == 0 || w.fence == id
+	for k := range m.n {
+		id, r := uint8(k+1), m.recOf(w, k)
+		if m.sameProcess(i, k) && (r.by == id && r.free == 0 || r.fence == id) {
+			return true
+		}
+	}
+	return false
 }
 
 // fenceMoves yields the moves of holder i's RunFenced call. A call that
@@ -72,7 +92,7 @@ func (m *leaseModel) fenceMoves(pw *LeaseWorld, w *leaseVars, i int, yield func(
 			m.emit(pw, w, i, leaseMvRunFenced, yield)
 		}
 	case leaseFenceWaiting:
-		if w.fence == 0 {
+		if m.recOf(w, i).fence == 0 {
 			m.emit(pw, w, i, leaseMvFenceTaken, yield)
 		}
 		if h.hs.Lost || h.hs.Life == leasestep.LifeEnded {
@@ -84,15 +104,22 @@ func (m *leaseModel) fenceMoves(pw *LeaseWorld, w *leaseVars, i int, yield func(
 }
 
 // resultMoves yields the results holder i's repository call can have.
+// A batch's writes are answered together, by moves of its first member.
 func (m *leaseModel) resultMoves(pw *LeaseWorld, w *leaseVars, i int, yield func(string, LeaseWorld)) {
 	h := &w.h[i]
+	if h.flags&leaseBatched != 0 {
+		if i == 0 {
+			m.batchMoves(pw, w, yield)
+		}
+		return
+	}
 	switch {
 	case h.hs.Call == leasestep.CallLoad:
 		m.emit(pw, w, i, leaseMvLoaded, yield)
 		if h.flags&(leaseSeen|leaseTTL) == leaseSeen || h.note != leaseRevNone && h.flags&leaseNoteTTL == 0 {
 			m.emit(pw, w, i, leaseMvLoadedTTL, yield)
 		}
-	case uint8(h.hs.Write.Expected) == w.recRev():
+	case uint8(h.hs.Write.Expected) == m.recOf(w, i).rev():
 		m.emit(pw, w, i, leaseMvSaved, yield)
 		if m.b.Ambiguous {
 			m.emit(pw, w, i, leaseMvFailedApplied, yield)
@@ -105,9 +132,26 @@ func (m *leaseModel) resultMoves(pw *LeaseWorld, w *leaseVars, i int, yield func
 	}
 }
 
-// recRev is the record's revision as the world gives it to the step.
-func (w *leaseVars) recRev() uint8 {
-	if w.recBy == 0 {
+// batchMoves yields the answers the batch of h0 and h0/b can have: each
+// write saved or refused by its revision, failed, or failed yet applied.
+func (m *leaseModel) batchMoves(pw *LeaseWorld, w *leaseVars, yield func(string, LeaseWorld)) {
+	var outs [2][leaseOutcomes]bool
+	for k, i := range [2]int{0, m.second} {
+		ok := uint8(w.h[i].hs.Write.Expected) == m.recOf(w, i).rev()
+		outs[k] = [leaseOutcomes]bool{leaseOutSaved: ok, leaseOutConflict: !ok, leaseOutFailed: m.b.Failures, leaseOutFailedApplied: ok && m.b.Ambiguous}
+	}
+	for a := range leaseOutcomes {
+		for b := range leaseOutcomes {
+			if outs[0][a] && outs[1][b] {
+				m.emit(pw, w, 0, leaseMvBatch+leaseMove(a*leaseOutcomes+b), yield)
+			}
+		}
+	}
+}
+
+// rev is the record's revision as the world gives it to the step.
+func (r *leaseRecord) rev() uint8 {
+	if r.by == 0 {
 		return leaseRevNone
 	}
 	return leaseRevCurrent
@@ -125,7 +169,7 @@ func (m *leaseModel) emit(pw *LeaseWorld, w *leaseVars, i int, mv leaseMove, yie
 	}
 	c := *pw
 	c.setHolder(i, nw.h[i].word())
-	c.setRecord(nw.recordWord())
+	c.setRecords(nw)
 	yield(m.labels[i][mv], c)
 }
 
@@ -139,7 +183,7 @@ func (m *leaseModel) apply(w *leaseVars, i int, mv leaseMove) {
 	case leaseMvClose:
 		leasestep.Release(m.p, e, &h.hs)
 	case leaseMvRunFenced:
-		if w.fence != 0 {
+		if m.recOf(w, i).fence != 0 {
 			h.fcall = leaseFenceWaiting
 			break
 		}
@@ -150,23 +194,107 @@ func (m *leaseModel) apply(w *leaseVars, i int, mv leaseMove) {
 		h.fcall = leaseFenceIdle
 	case leaseMvWorkReturns:
 		h.fcall = leaseFenceIdle
-		w.fence = 0
+		m.recOf(w, i).fence = 0
 	case leaseMvRenewDue:
-		h.flags &^= leaseRenew
-		leasestep.RenewDue(m.p, e, &h.hs)
+		m.renewDue(w, i, -1)
+	case leaseMvRenewDueBatch:
+		m.renewDue(w, i, m.second)
 	case leaseMvDeadlinePassed:
 		m.deadlinePassed(w, i)
 	case leaseMvLag:
 		h.flags |= leaseLag
 	case leaseMvCrash:
-		if w.fence == uint8(i+1) {
-			w.fence = 0
-		}
-		*h = leaseHolder{hs: leasestep.Handle[uint8]{State: m.init}, flags: leaseCrashed}
+		m.crash(w, i)
 	default:
+		if mv >= leaseMvBatch {
+			m.batchAnswered(w, mv-leaseMvBatch)
+			break
+		}
 		m.result(w, i, mv)
 	}
 	m.tidy(w, i)
+	if w.others && m.second > 0 {
+		m.tidy(w, m.second)
+	}
+}
+
+// crash ends holder i's process: every handle of it vanishes, with its
+// fences and fenced work; the records stay, naming it.
+func (m *leaseModel) crash(w *leaseVars, i int) {
+	for k := range m.n {
+		if !m.sameProcess(i, k) {
+			continue
+		}
+		if r := m.recOf(w, k); r.fence == uint8(k+1) {
+			r.fence = 0
+		}
+		w.h[k] = leaseHolder{hs: leasestep.Handle[uint8]{State: m.init}, flags: leaseCrashed}
+		if k != i {
+			w.others = true
+		}
+	}
+}
+
+// renewDue fires the renewal timer of holder i, and of holder j too
+// (j >= 0), as the manager does, through the runtime's own CollectDue; a
+// batch of two is answered together.
+func (m *leaseModel) renewDue(w *leaseVars, i, j int) {
+	due := m.members(w, i, j)
+	n := 1
+	if j >= 0 {
+		n = 2
+		w.others = true
+	}
+	for _, d := range due[:n] {
+		w.h[d.Env.i].flags &^= leaseRenew
+	}
+	if len(leasestep.CollectDue(m.p, due[:n], nil)) == 2 {
+		w.h[i].flags |= leaseBatched
+		w.h[j].flags |= leaseBatched
+	}
+}
+
+// members returns holders i and j of w as members of a batch.
+func (m *leaseModel) members(w *leaseVars, i, j int) [2]leasestep.Member[uint8, leaseEnv] {
+	due := [2]leasestep.Member[uint8, leaseEnv]{{Env: leaseEnv{m, w, i, false}, H: &w.h[i].hs}}
+	if j >= 0 {
+		due[1] = leasestep.Member[uint8, leaseEnv]{Env: leaseEnv{m, w, j, false}, H: &w.h[j].hs}
+	}
+	return due
+}
+
+// batchAnswered answers the batch of h0 and h0/b with outcome o (see
+// leaseMvBatch): the store applies the writes in key order, then the
+// runtime's AnswerBatch answers each; a member whose write met a conflict
+// must declare the lease lost, as a lone renewal must.
+func (m *leaseModel) batchAnswered(w *leaseVars, o leaseMove) {
+	batch := m.members(w, 0, m.second)
+	outs := [2]int{int(o) / leaseOutcomes, int(o) % leaseOutcomes}
+	var answers [2]leasestep.Answer
+	for k := range batch {
+		i := batch[k].Env.i
+		w.h[i].flags &^= leaseBatched
+		switch outs[k] {
+		case leaseOutSaved:
+			m.write(w, i)
+			answers[k] = leasestep.Answer{Result: leasestep.OK, Rev: store.Revision(leaseRevCurrent)}
+			batch[k].Env.saved = true
+		case leaseOutConflict:
+			answers[k] = leasestep.Answer{Result: leasestep.Conflict}
+		case leaseOutFailed:
+			answers[k] = leasestep.Answer{Result: leasestep.Failed}
+		case leaseOutFailedApplied:
+			m.write(w, i)
+			answers[k] = leasestep.Answer{Result: leasestep.Failed}
+		}
+	}
+	leasestep.AnswerBatch(m.p, batch[:], answers[:], nil)
+	for k, b := range batch {
+		if h := b.H; outs[k] == leaseOutConflict && h.Life == leasestep.LifeHeld && !h.Lost && !h.Closing {
+			w.setFault(leaseFaultConflict, b.Env.i, uint8(h.Token))
+		}
+	}
+	w.others = true
 }
 
 // result delivers the result of holder i's repository call.
@@ -213,7 +341,7 @@ func (m *leaseModel) ttlPassed(w *leaseVars, i int) {
 	h.flags |= leaseTTL
 	w.others = true
 	for k := range m.n {
-		if w.h[k].flags&(leaseArmed|leaseLag|leaseLate) == leaseArmed {
+		if m.key[k] == m.key[i] && w.h[k].flags&(leaseArmed|leaseLag|leaseLate) == leaseArmed {
 			w.h[k].flags |= leaseDue
 		}
 	}
@@ -241,13 +369,13 @@ func (m *leaseModel) loaded(w *leaseVars, i int) {
 // its holder's process gone on i's process table, or TTL passed since
 // i's manager's acquisitions first saw the current revision.
 func (m *leaseModel) truth(w *leaseVars, i int) policy.Facts {
-	h := &w.h[i]
-	if w.recBy == 0 || w.recFree != 0 {
+	h, r := &w.h[i], m.recOf(w, i)
+	if r.by == 0 || r.free != 0 {
 		h.flags &^= leaseSeen | leaseTTL
 		return policy.LeaseFactRecordFree
 	}
 	var f policy.Facts
-	if k := int(w.recBy) - 1; w.h[k].flags&leaseCrashed != 0 && m.sameTable(i, k) {
+	if k := int(r.by) - 1; w.h[k].flags&leaseCrashed != 0 && m.sameTable(i, k) {
 		f |= policy.LeaseFactHolderDead
 	}
 	if h.flags&(leaseSeen|leaseTTL) == leaseSeen|leaseTTL {
@@ -261,12 +389,13 @@ func (m *leaseModel) truth(w *leaseVars, i int) policy.Facts {
 // as the platform judges (Dead on proof on i's process table, Remote on
 // another).
 func (m *leaseModel) record(w *leaseVars, i int) leasestep.Record {
-	if w.recBy == 0 {
+	rec := m.recOf(w, i)
+	if rec.by == 0 {
 		return leasestep.Record{Free: true}
 	}
-	r := leasestep.Record{Revision: store.Revision(leaseRevCurrent), Generation: store.Token(w.recGen), Free: w.recFree != 0}
+	r := leasestep.Record{Revision: store.Revision(leaseRevCurrent), Generation: store.Token(rec.gen), Free: rec.free != 0}
 	if !r.Free {
-		k := int(w.recBy) - 1
+		k := int(rec.by) - 1
 		switch {
 		case !m.sameTable(i, k):
 			r.Liveness = platform.Remote
@@ -282,13 +411,13 @@ func (m *leaseModel) record(w *leaseVars, i int) leasestep.Record {
 // fenceTaken gives holder i's RunFenced call the fence, re-reads the record
 // and fires FenceTaken, whose step must answer the call.
 func (m *leaseModel) fenceTaken(w *leaseVars, i int) {
-	h := &w.h[i]
-	w.fence = uint8(i + 1)
+	h, r := &w.h[i], m.recOf(w, i)
+	r.fence = uint8(i + 1)
 	h.fcall = leaseFenceTaken
 	leasestep.FenceTaken(m.p, leaseEnv{m, w, i, false}, &h.hs, m.record(w, i))
 	if h.fcall == leaseFenceTaken {
 		w.setFault(leaseFaultOutputs, i, leaseArgNoAnswer)
-		h.fcall, w.fence = leaseFenceIdle, 0 // the world ends here; a stuck call needs no bit of its own
+		h.fcall, r.fence = leaseFenceIdle, 0 // the world ends here; a stuck call needs no bit of its own
 	}
 }
 
@@ -304,34 +433,38 @@ func (m *leaseModel) deadlinePassed(w *leaseVars, i int) {
 	}
 }
 
-func (m *leaseModel) sameTable(i, k int) bool { return (i < m.local) == (k < m.local) }
+func (m *leaseModel) sameTable(i, k int) bool {
+	return (int(m.proc[i]) < m.local) == (int(m.proc[k]) < m.local)
+}
 
-// write applies holder i's write in flight to the record; the answer
-// tells the step whether it learns the new revision. Every revision noted
-// anywhere becomes stale.
+// write applies holder i's write in flight to its key's record; the
+// answer tells the step whether it learns the new revision. Every
+// revision of the key noted anywhere becomes stale.
 func (m *leaseModel) write(w *leaseVars, i int) {
-	h := &w.h[i]
+	h, r := &w.h[i], m.recOf(w, i)
 	wr := h.hs.Write
 	if wr.Generation > leaseMaxGeneration {
 		panic("worldmodel: lease world: generation beyond the packed world's range; see leaseMaxGeneration")
 	}
 	gen := uint8(wr.Generation)
-	if gen < w.recGen {
-		w.setFault(leaseFaultGenBack, i, w.recGen)
+	if gen < r.gen {
+		w.setFault(leaseFaultGenBack, i, r.gen)
 	}
 	if h.hs.Call == leasestep.CallClaim {
-		if gen <= w.top {
+		if gen <= r.top {
 			w.setFault(leaseFaultGenRepeat, i, gen)
 		}
 		m.checkTakeover(w, i)
-		w.top = max(w.top, gen)
+		r.top = max(r.top, gen)
 	}
-	w.recGen, w.recBy, w.recFree = gen, uint8(i+1), 0
+	r.gen, r.by, r.free = gen, uint8(i+1), 0
 	if wr.Released {
-		w.recFree = 1
+		r.free = 1
 	}
 	for k := range m.n {
-		w.h[k].stale()
+		if m.key[k] == m.key[i] {
+			w.h[k].stale()
+		}
 	}
 	w.others = true
 }
@@ -355,12 +488,13 @@ func (h *leaseHolder) stale() {
 // record's holder, if its handle still holds the lease with a deadline on
 // a clock that kept time, must be past that deadline.
 func (m *leaseModel) checkTakeover(w *leaseVars, i int) {
-	if w.recBy == 0 || w.recFree != 0 || int(w.recBy) == i+1 {
+	r := m.recOf(w, i)
+	if r.by == 0 || r.free != 0 || int(r.by) == i+1 {
 		return
 	}
-	k := int(w.recBy) - 1
+	k := int(r.by) - 1
 	v := &w.h[k]
-	if v.hs.Life == leasestep.LifeHeld && uint8(v.hs.Token) == w.recGen && v.flags&(leaseArmed|leaseDue|leaseLag) == leaseArmed {
+	if v.hs.Life == leasestep.LifeHeld && uint8(v.hs.Token) == r.gen && v.flags&(leaseArmed|leaseDue|leaseLag) == leaseArmed {
 		w.setFault(leaseFaultEarly, i, uint8(k))
 	}
 }
@@ -369,11 +503,11 @@ func (m *leaseModel) checkTakeover(w *leaseVars, i int) {
 // for a handle that has not declared itself lost, with the token the
 // record holds.
 func (m *leaseModel) startWork(w *leaseVars, i int) {
-	h := &w.h[i]
+	h, r := &w.h[i], m.recOf(w, i)
 	switch {
 	case h.hs.Lost:
 		w.setFault(leaseFaultLostWork, i, uint8(h.hs.Token))
-	case h.hs.Life != leasestep.LifeHeld || w.recBy != uint8(i+1) || w.recFree != 0 || w.recGen != uint8(h.hs.Token):
+	case h.hs.Life != leasestep.LifeHeld || r.by != uint8(i+1) || r.free != 0 || r.gen != uint8(h.hs.Token):
 		w.setFault(leaseFaultStale, i, uint8(h.hs.Token))
 	}
 	h.fcall = leaseFenceWorking

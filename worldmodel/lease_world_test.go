@@ -201,7 +201,7 @@ func TestLeaseInvariantsCanFail(t *testing.T) {
 	var v leaseVars
 	v.h[0], v.h[1] = held, held
 	v.h[1].hs.Token = 2
-	v.recGen, v.recBy, v.fence = 2, 2, 2
+	v.rec[0] = leaseRecord{gen: 2, by: 2, fence: 2}
 	err := leaseInvariant(t, m, leaseInvOverlap)(v.pack())
 	if err == nil || !strings.Contains(err.Error(), "generation 2 runs while h0's with generation 1") {
 		t.Errorf("%s on two sections of generations 1 and 2: %v", leaseInvOverlap, err)
@@ -217,7 +217,7 @@ func TestLeaseInvariantsCanFail(t *testing.T) {
 	for i := range w.h {
 		w.h[i].hs.State = policy.StateID(fsm.LeaseIdle)
 	}
-	w.recGen, w.recBy, w.recFree, w.top = 1, 2, 1, 3
+	w.rec[0] = leaseRecord{gen: 1, by: 2, free: 1, top: 3}
 	w.h[0].hs.State, w.h[0].hs.Life, w.h[0].hs.Call = policy.StateID(fsm.LeaseAcquiring), leasestep.LifeAcquiring, leasestep.CallLoad
 	m.Init = []LeaseWorld{w.pack()}
 	r := leaseRun(m)
@@ -299,19 +299,42 @@ func leaseReachable(tb testing.TB, m modelcheck.Model[LeaseWorld]) []LeaseWorld 
 	return order
 }
 
+// leaseFirstWorlds returns the first n worlds of m a breadth-first search
+// reaches, in the order it reaches them.
+func leaseFirstWorlds(tb testing.TB, m modelcheck.Model[LeaseWorld], n int) []LeaseWorld {
+	tb.Helper()
+	var order []LeaseWorld
+	next := m.Next
+	m.Next = func(w LeaseWorld, yield func(string, LeaseWorld)) {
+		order = append(order, w)
+		next(w, yield)
+	}
+	if r := modelcheck.Check(m, modelcheck.Options{MaxStates: n}); r.Verdict == modelcheck.Violated {
+		tb.Fatal(r.Summary())
+	}
+	return order
+}
+
 // TestLeaseWorldPacking checks that packing loses nothing the model
 // reaches: every world unpacks and packs back to itself, and a holder's
 // bits are a function of its variables alone, as Canonical assumes.
 func TestLeaseWorldPacking(t *testing.T) {
-	m := leaseModelOf(t, fsm.LeasePolicy, DefaultLeaseBounds(), true)
-	for _, w := range leaseReachable(t, m) {
-		v := w.unpack()
-		if got := v.pack(); got != w {
-			t.Fatalf("%+v packs back to %+v", w, got)
-		}
-		for i := range v.h {
-			if x := v.h[i].word(); x != w.holder(i) || leaseUnpackHolderWord(x) != v.h[i] {
-				t.Fatalf("holder %d of %+v does not round-trip: %+v", i, w, v.h[i])
+	for _, b := range []LeaseBounds{DefaultLeaseBounds(), BatchLeaseBounds()} {
+		m := leaseModelOf(t, fsm.LeasePolicy, b, true)
+		for _, w := range leaseReachable(t, m) {
+			v := w.unpack()
+			if got := v.pack(); got != w {
+				t.Fatalf("%+v packs back to %+v", w, got)
+			}
+			for i := range v.h {
+				if x := v.h[i].word(); x != w.holder(i) || leaseUnpackHolderWord(x) != v.h[i] {
+					t.Fatalf("holder %d of %+v does not round-trip: %+v", i, w, v.h[i])
+				}
+			}
+			for k := range v.rec {
+				if leaseUnpackRecordWord(v.rec[k].word()) != v.rec[k] {
+					t.Fatalf("record %d of %+v does not round-trip: %+v", k, w, v.rec[k])
+				}
 			}
 		}
 	}
@@ -332,7 +355,7 @@ func TestLeaseWorldCanonical(t *testing.T) {
 		s := v
 		s.h[0], s.h[1] = v.h[1], v.h[0]
 		swap := [LeaseMaxHolders + 1]uint8{0, 2, 1, 3, 4}
-		s.recBy, s.fence, s.faultAt = swap[v.recBy], swap[v.fence], swap[v.faultAt]
+		s.rec[0].by, s.rec[0].fence, s.faultAt = swap[v.rec[0].by], swap[v.rec[0].fence], swap[v.faultAt]
 		if got := m.Canonical(s.pack()); got != c {
 			t.Fatalf("the mirror of %s\nis canonically %s,\nnot %s", m.Format(w), m.Format(got), m.Format(c))
 		}
@@ -346,7 +369,7 @@ func TestLeaseWorldFormat(t *testing.T) {
 	v.h[0] = leaseHolder{hs: leasestep.Handle[uint8]{State: policy.StateID(fsm.LeaseRenewing), Token: 2, Call: leasestep.CallRenew, Life: leasestep.LifeHeld,
 		Write: leasestep.Write{Generation: 2, Expected: store.Revision(leaseRevCurrent)}}, fcall: leaseFenceWorking, flags: leaseArmed | leaseDue | leaseSeen}
 	v.h[1] = leaseHolder{hs: leasestep.Handle[uint8]{State: policy.StateID(fsm.LeaseIdle)}, flags: leaseCrashed}
-	v.recGen, v.recBy, v.fence = 2, 1, 1
+	v.rec[0] = leaseRecord{gen: 2, by: 1, fence: 1}
 	got := m.Format(v.pack())
 	for _, want := range []string{"record g2 by h0", "fence held by h0", "h0 Renewing g2, returned, renew of g2 over a current revision in flight, fenced work runs, deadline armed, deadline passed, saw revision", "h1 Idle, crashed"} {
 		if !strings.Contains(got, want) {
@@ -358,12 +381,22 @@ func TestLeaseWorldFormat(t *testing.T) {
 // TestLeaseWorldNextAllocatesNothing checks that exploring costs no
 // allocation in the world itself.
 func TestLeaseWorldNextAllocatesNothing(t *testing.T) {
-	m := leaseModelOf(t, fsm.LeasePolicy, DefaultLeaseBounds(), true)
-	worlds := leaseReachable(t, m)
-	sink := func(string, LeaseWorld) {}
-	for _, w := range worlds[:min(len(worlds), 2000)] {
-		if n := testing.AllocsPerRun(10, func() { m.Next(w, sink); m.Canonical(w) }); n != 0 {
-			t.Fatalf("Next and Canonical allocate %v times on %s", n, m.Format(w))
+	for _, b := range []LeaseBounds{DefaultLeaseBounds(), BatchLeaseBounds()} {
+		m := leaseModelOf(t, fsm.LeasePolicy, b, true)
+		worlds := leaseReachable(t, m)
+		sink := func(string, LeaseWorld) {}
+		batched := 0
+		for j := 0; j < len(worlds); j += max(1, len(worlds)/4000) {
+			w := worlds[j]
+			if w.unpack().h[0].flags&leaseBatched != 0 {
+				batched++
+			}
+			if n := testing.AllocsPerRun(10, func() { m.Next(w, sink); m.Canonical(w) }); n != 0 {
+				t.Fatalf("%s: Next and Canonical allocate %v times on %s", m.Name, n, m.Format(w))
+			}
+		}
+		if b.SecondKey && batched == 0 {
+			t.Errorf("%s: no world sampled has a batch in flight", m.Name)
 		}
 	}
 }

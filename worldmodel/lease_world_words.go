@@ -6,16 +6,19 @@ import (
 	"github.com/rivus/collab/policy"
 )
 
-// The key function. A LeaseWorld is three words, read as one 192-bit
+// The key function. A LeaseWorld is four words, read as one 256-bit
 // number: holder i's leaseHolderBits bits start at bit leaseHolderBits×i,
-// and the record's 32 bits at bit 160. Within a holder, and within the
-// record, the fields follow one another in the order of the lists below,
-// each in its own width: a new field is one more line in a list, and no
-// layout is written by hand.
+// the first key's record and the fault at bit 160, and the second key's
+// record at bit 192. Within a holder, and within a record, the fields
+// follow one another in the order of the lists below, each in its own
+// width: a new field is one more line in a list, and no layout is written
+// by hand.
 const (
 	leaseHolderBits = 40
 	leaseRecordAt   = leaseHolderBits * LeaseMaxHolders
 	leaseRecordBits = 32
+	leaseRecord2At  = leaseRecordAt + leaseRecordBits
+	leaseRecord2    = 16
 )
 
 // get returns the n bits of w at bit off.
@@ -44,10 +47,14 @@ func (w *LeaseWorld) holder(i int) uint64 { return w.get(uint(i)*leaseHolderBits
 
 func (w *LeaseWorld) setHolder(i int, x uint64) { w.set(uint(i)*leaseHolderBits, leaseHolderBits, x) }
 
-func (w *LeaseWorld) setRecord(x uint64) { w.set(leaseRecordAt, leaseRecordBits, x) }
+// setRecords packs v's records and fault into w.
+func (w *LeaseWorld) setRecords(v *leaseVars) {
+	w.set(leaseRecordAt, leaseRecordBits, v.recordWord())
+	w.set(leaseRecord2At, leaseRecord2, v.rec[1].word())
+}
 
 // fault returns the fault the move into w recorded.
-func (w LeaseWorld) fault() leaseFault { return leaseFault(w.get(leaseRecordAt+11, 4)) }
+func (w LeaseWorld) fault() leaseFault { return leaseFault(w.get(leaseRecordAt+leaseRecordWidth, 4)) }
 
 // fields packs and unpacks a sequence of small fields in one word.
 type fields struct {
@@ -121,30 +128,40 @@ func leaseUnpackHolderWord(x uint64) leaseHolder {
 	return h
 }
 
-// recordWord packs the variables beside the holders'.
+// recordWord packs the first key's record and the fault.
 func (v *leaseVars) recordWord() uint64 {
-	var f fields
-	f.put(uint64(v.recGen), 4)
-	f.put(uint64(v.recFree), 1)
-	f.put(uint64(v.recBy), 3)
-	f.put(uint64(v.fence), 3)
-	f.put(uint64(v.fault), 4) // at bit 11: see fault
+	f := fields{x: v.rec[0].word(), off: leaseRecordWidth}
+	f.put(uint64(v.fault), 4) // at bit leaseRecordWidth: see fault
 	f.put(uint64(v.faultAt), 3)
-	f.put(uint64(v.top), 4)
 	f.put(uint64(v.faultArg), 7)
 	return f.x
 }
 
 func (v *leaseVars) unpackRecord(x uint64) {
-	f := fields{x: x}
-	v.recGen = uint8(f.take(4))
-	v.recFree = uint8(f.take(1))
-	v.recBy = uint8(f.take(3))
-	v.fence = uint8(f.take(3))
+	v.rec[0] = leaseUnpackRecordWord(x)
+	f := fields{x: x, off: leaseRecordWidth}
 	v.fault = leaseFault(f.take(4))
 	v.faultAt = uint8(f.take(3))
-	v.top = uint8(f.take(4))
 	v.faultArg = uint8(f.take(7))
+}
+
+// leaseRecordWidth is the bits of one record.
+const leaseRecordWidth = 15
+
+// word packs r in leaseRecordWidth bits.
+func (r *leaseRecord) word() uint64 {
+	var f fields
+	f.put(uint64(r.gen), 4)
+	f.put(uint64(r.free), 1)
+	f.put(uint64(r.by), 3)
+	f.put(uint64(r.fence), 3)
+	f.put(uint64(r.top), 4)
+	return f.x
+}
+
+func leaseUnpackRecordWord(x uint64) leaseRecord {
+	f := fields{x: x}
+	return leaseRecord{gen: uint8(f.take(4)), free: uint8(f.take(1)), by: uint8(f.take(3)), fence: uint8(f.take(3)), top: uint8(f.take(4))}
 }
 
 // pack packs v into a LeaseWorld; unpack inverts it.
@@ -153,7 +170,7 @@ func (v *leaseVars) pack() LeaseWorld {
 	for i := range v.h {
 		w.setHolder(i, v.h[i].word())
 	}
-	w.setRecord(v.recordWord())
+	w.setRecords(v)
 	return w
 }
 
@@ -163,5 +180,6 @@ func (w LeaseWorld) unpack() leaseVars {
 		v.h[i] = leaseUnpackHolderWord(w.holder(i))
 	}
 	v.unpackRecord(w.get(leaseRecordAt, leaseRecordBits))
+	v.rec[1] = leaseUnpackRecordWord(w.get(leaseRecord2At, leaseRecord2))
 	return v
 }

@@ -443,3 +443,44 @@ func issue[T comparable, E Env[T]](e E, h *Handle[T], t policy.TriggerID, out po
 	h.Call, h.Write, h.CallStart = call, w, e.Now()
 	return true
 }
+
+// Member is one handle of a manager's batch of renewals, with its Env.
+type Member[T comparable, E Env[T]] struct {
+	Env E
+	H   *Handle[T]
+}
+
+// CollectDue fires RenewDue at every handle of due, whose renewal timers
+// the manager found due together, and returns those whose step asked for
+// a renewal, in due's order and in due's memory: the batch to write, in
+// one transaction where the repository can. A handle with a call in
+// flight (a Close's read) has its timer consumed and writes nothing, so
+// that the timer does not fall due again and again. each, if not nil,
+// hears every handle's step.
+func CollectDue[T comparable, E Env[T]](p policy.Policy, due []Member[T, E], each func(d Member[T, E], s Step)) []Member[T, E] {
+	batch := due[:0]
+	for _, d := range due {
+		busy := d.H.Call != CallNone
+		s := RenewDue(p, d.Env, d.H)
+		if each != nil {
+			each(d, s)
+		}
+		if !busy && d.H.Call == CallRenew {
+			batch = append(batch, d)
+		}
+	}
+	return batch
+}
+
+// AnswerBatch answers every member of a batch, in order, with its own
+// write's answer: a[i] answers batch[i], whatever the others' were, since
+// a store may apply some writes of a batch and refuse others. each, if
+// not nil, hears every member's step.
+func AnswerBatch[T comparable, E Env[T]](p policy.Policy, batch []Member[T, E], a []Answer, each func(i int, s Step)) {
+	for i, b := range batch {
+		s := Answered(p, b.Env, b.H, a[i])
+		if each != nil {
+			each(i, s)
+		}
+	}
+}

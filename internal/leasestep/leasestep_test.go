@@ -207,3 +207,38 @@ func held(t *testing.T, p policy.Policy, e *env) *leasestep.Handle[int] {
 	e.took()
 	return h
 }
+
+// TestBatch: the renewals due together are collected in order, a handle
+// busy with a Close's read consumes its timer and writes nothing, and
+// each member of a batch is answered with its own write's answer, so that
+// one key's conflict is a loss beside another key's success.
+func TestBatch(t *testing.T) {
+	p := fsm.LeasePolicy
+	es := []*env{{}, {}, {}}
+	var due []leasestep.Member[int, *env]
+	for _, e := range es {
+		due = append(due, leasestep.Member[int, *env]{Env: e, H: held(t, p, e)})
+	}
+	leasestep.Release(p, es[1], due[1].H) // busy: Close's read in flight
+	es[1].took()
+	batch := leasestep.CollectDue(p, slices.Clone(due), nil)
+	if len(batch) != 2 || batch[0].H != due[0].H || batch[1].H != due[2].H {
+		t.Fatalf("collected %d renewals, want the first and the third", len(batch))
+	}
+	if due[1].H.Call != leasestep.CallLoad {
+		t.Fatalf("the busy handle's call is %v, want its read still in flight", due[1].H.Call)
+	}
+	var heard []int
+	leasestep.AnswerBatch(p, batch, []leasestep.Answer{{Result: leasestep.Conflict}, {Rev: 2}}, func(i int, s leasestep.Step) {
+		heard = append(heard, i)
+	})
+	if !slices.Equal(heard, []int{0, 1}) {
+		t.Fatalf("heard the steps of members %v, want 0 and 1", heard)
+	}
+	want(t, es[0], "declareLost")
+	want(t, es[2], "armDeadline", "scheduleRenew")
+	if !batch[0].H.Lost || batch[1].H.Lost || batch[1].H.Wrote != 2 {
+		t.Fatalf("after the batch: first lost %v, second lost %v and wrote %d; want the first lost, the second renewed at 2",
+			batch[0].H.Lost, batch[1].H.Lost, batch[1].H.Wrote)
+	}
+}
