@@ -146,6 +146,20 @@ func writeTemp(name string, data []byte, perm fs.FileMode, durable bool) (string
 	return tmp, nil
 }
 
+// ResolveDir returns path made absolute, with the links of its directory
+// resolved; a link at path itself is left for the caller to judge.
+func ResolveDir(fsys FS, path string) (string, error) {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return "", err
+	}
+	dir, err := fsys.EvalSymlinks(filepath.Dir(abs))
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(dir, filepath.Base(abs)), nil
+}
+
 // TempName returns a fresh private name beside name: a dot file holding
 // name's base and a random suffix, so that it never collides with another
 // writer's and is recognisable as collab's.

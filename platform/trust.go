@@ -42,3 +42,7 @@ func TrustedDir(fsys FS, dir string) error {
 	}
 	return nil
 }
+
+// FileOwner returns the uid that owns the file st describes, where the
+// platform has owners (not windows).
+func FileOwner(st fs.FileInfo) (int, bool) { return fileOwner(st) }

@@ -17,3 +17,11 @@ func fileOwner(st fs.FileInfo) (int, bool) {
 }
 
 func effectiveUID() int { return os.Geteuid() }
+
+// fileLinks returns the number of hard links to the file st describes.
+func fileLinks(st fs.FileInfo) (uint64, bool) {
+	if s, ok := st.Sys().(*syscall.Stat_t); ok {
+		return uint64(s.Nlink), true
+	}
+	return 0, false
+}

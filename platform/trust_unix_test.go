@@ -18,16 +18,7 @@ const nobody = 65534
 // the sticky bit, or a link to a directory, is not trusted.
 func TestTrustedDir(t *testing.T) {
 	root := t.TempDir()
-	mk := func(name string, mode os.FileMode) string {
-		d := filepath.Join(root, name)
-		if err := os.Mkdir(d, 0o700); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.Chmod(d, mode); err != nil {
-			t.Fatal(err)
-		}
-		return d
-	}
+	mk := func(name string, mode os.FileMode) string { return mkDir(t, root, name, mode) }
 	own := mk("own", 0o700)
 	shared := mk("shared", 0o777)
 	sticky := mk("sticky", 0o777|os.ModeSticky)
@@ -52,4 +43,18 @@ func TestTrustedDir(t *testing.T) {
 			t.Errorf("TrustedDir(%s) = %v, want an *UntrustedDirError saying %q", filepath.Base(dir), err, want)
 		}
 	}
+}
+
+// mkDir makes the directory name under root, with its parents, and gives
+// it mode.
+func mkDir(t *testing.T, root, name string, mode os.FileMode) string {
+	t.Helper()
+	d := filepath.Join(root, name)
+	if err := os.MkdirAll(d, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(d, mode); err != nil {
+		t.Fatal(err)
+	}
+	return d
 }

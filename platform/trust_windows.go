@@ -7,3 +7,6 @@ import "io/fs"
 func fileOwner(fs.FileInfo) (int, bool) { return 0, false }
 
 func effectiveUID() int { return -1 }
+
+// fileLinks is not read on windows.
+func fileLinks(fs.FileInfo) (uint64, bool) { return 0, false }

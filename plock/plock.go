@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"path/filepath"
 	"sync"
 	"time"
 
@@ -211,15 +210,10 @@ func opener(p *platform.Platform) any {
 // resolve makes path absolute with its directory resolved through
 // symlinks, so that every name of one lock shares one queue.
 func resolve(fsys platform.FS, path string) (string, error) {
-	abs, err := filepath.Abs(path)
-	if err != nil {
-		return "", fmt.Errorf("plock: lock path %s: %w", path, err)
-	}
-	dir, err := fsys.EvalSymlinks(filepath.Dir(abs))
+	resolved, err := platform.ResolveDir(fsys, path)
 	if err != nil {
 		return "", fmt.Errorf("plock: lock directory of %s: %w", path, err)
 	}
-	resolved := filepath.Join(dir, filepath.Base(abs))
 	// The lock itself is never a link (another user could point it at a
 	// file of the caller's) nor a directory: refuse them by name.
 	st, err := fsys.Lstat(resolved)

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"path/filepath"
 	"time"
 
 	"github.com/rivus/collab/platform"
@@ -41,6 +42,10 @@ var initStatements = []string{
 	"BEGIN EXCLUSIVE",
 }
 
+// sqliteInstead is the alternative to a SQLite lock in a shared
+// directory.
+const sqliteInstead = "take the lock in its lock-file mode (a platform without SQLite; collab lock --lock-file), as every user of the lock must then"
+
 // sqliteHeld is a taken SQLite lock.
 type sqliteHeld struct {
 	db     *sql.DB
@@ -54,6 +59,14 @@ type sqliteHeld struct {
 // *busyError, with the holder's stamp if readable, when another connection
 // holds it. self may be nil: the SQLite lock needs no identity.
 func (b *sqliteBackend) attempt(ctx context.Context, self *platform.Identity, busy time.Duration) (held, error) {
+	// SQLite opens the journal by name: only in a directory where nobody
+	// else can plant one, checked with the database before each open.
+	if err := platform.SQLiteDir(b.p.FS, filepath.Dir(b.path), sqliteInstead); err != nil {
+		return nil, fmt.Errorf("plock: SQLite lock %s: %w", b.path, err)
+	}
+	if err := platform.SQLiteFiles(b.p.FS, b.path); err != nil {
+		return nil, fmt.Errorf("plock: SQLite lock %s: %w", b.path, err)
+	}
 	// The lock database is private (0600): a user who could read it could
 	// hold a read transaction open and keep every holder out. Created
 	// here, before SQLite opens it, with that mode; its journal takes the

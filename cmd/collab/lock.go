@@ -30,8 +30,9 @@ func runLock(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs.SetOutput(stderr)
 	wait := fs.Bool("wait", false, "wait for the holder instead of exiting 75 at once")
 	timeout := fs.Duration("timeout", 0, "with --wait, give up after this long (0: wait for ever)")
+	lockFile := fs.Bool("lock-file", false, lockFileUsage)
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: collab lock [--wait] [--timeout DURATION] PATH -- COMMAND [ARG...]\n       collab lock status [--json] PATH")
+		fmt.Fprintln(stderr, "usage: collab lock [--wait] [--timeout DURATION] [--lock-file] PATH -- COMMAND [ARG...]\n       collab lock status [--json] [--lock-file] PATH")
 		fmt.Fprintln(stderr, "The command gets the lock's guard as descriptor $"+guardEnv+": the lock stays held until every\nprocess holding it has ended; close it in a process that must outlive the lock.")
 		fs.PrintDefaults()
 	}
@@ -54,7 +55,7 @@ func runLock(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		ctx, cancel = context.WithTimeout(ctx, *timeout)
 		defer cancel()
 	}
-	p := host()
+	p := lockPlatform(*lockFile)
 	if path == "" {
 		fmt.Fprintln(stderr, "collab lock: the lock path is empty")
 		return 2
@@ -75,6 +76,21 @@ func runLock(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	inheritGuard(&c, guard)
 	status, _ := supervise(c)
 	return status
+}
+
+// lockFileUsage says what --lock-file does.
+const lockFileUsage = "take the lock as a lock file, not a SQLite database: for a directory other users can write in, such as /tmp; every user of the lock must say it"
+
+// lockPlatform is the platform of a lock: without SQLite in lock-file
+// mode.
+func lockPlatform(lockFile bool) *platform.Platform {
+	p := host()
+	if lockFile {
+		c := *p
+		c.SQLite = nil
+		p = &c
+	}
+	return p
 }
 
 // lockFailed reports a failed acquisition: held (or timed out waiting)
@@ -205,14 +221,15 @@ func runLockStatus(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("collab lock status", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	asJSON := fs.Bool("json", false, "print JSON")
+	lockFile := fs.Bool("lock-file", false, lockFileUsage)
 	if err := fs.Parse(args); err != nil || fs.NArg() != 1 {
-		fmt.Fprintln(stderr, "usage: collab lock status [--json] PATH")
+		fmt.Fprintln(stderr, "usage: collab lock status [--json] [--lock-file] PATH")
 		return 2
 	}
 	path := fs.Arg(0)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	r, err := plock.Inspect(ctx, host(), path)
+	r, err := plock.Inspect(ctx, lockPlatform(*lockFile), path)
 	if err != nil {
 		fmt.Fprintf(stderr, "collab lock status: %v\n", err)
 		return 2

@@ -139,23 +139,32 @@ func TestLockRejectsANegativeTimeout(t *testing.T) {
 	}
 }
 
-// TestLockWarnsOfASharedDirectory: a lock in a directory others may write
-// in without the sticky bit could be removed by them; collab lock says so,
-// and still runs the command. A private directory gets no warning, and an
-// empty path is refused.
+// TestLockWarnsOfASharedDirectory: in a directory others may write in,
+// a SQLite lock is refused (they could plant its journal), naming the
+// directory and --lock-file; a lock file there could be removed by them,
+// and collab lock --lock-file says so, and still runs the command. A
+// private directory gets no warning, and an empty path is refused.
 func TestLockWarnsOfASharedDirectory(t *testing.T) {
-	shared := filepath.Join(t.TempDir(), "shared")
-	if err := os.Mkdir(shared, 0o700); err != nil {
-		t.Fatal(err)
+	for _, mode := range []os.FileMode{0o777, 0o777 | os.ModeSticky} {
+		shared := filepath.Join(t.TempDir(), "shared")
+		if err := os.Mkdir(shared, 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chmod(shared, mode); err != nil {
+			t.Fatal(err)
+		}
+		path := filepath.Join(shared, "app.lock")
+		code, out, errOut := runCLI(t, "", "lock", path, "--", "echo", "ran")
+		if code != 1 || out != "" || !strings.Contains(errOut, shared+": no SQLite database is kept here") || !strings.Contains(errOut, "--lock-file") {
+			t.Fatalf("shared %v, SQLite: exit %d, stdout %q, stderr %q; want the lock refused, naming --lock-file", mode, code, out, errOut)
+		}
+		code, out, errOut = runCLI(t, "", "lock", "--lock-file", path, "--", "echo", "ran")
+		wantWarning := mode&os.ModeSticky == 0
+		if code != 0 || out != "ran\n" || strings.Contains(errOut, "other users may write") != wantWarning {
+			t.Fatalf("shared %v, lock file: exit %d, stdout %q, stderr %q; want the command run, and a warning %v", mode, code, out, errOut, wantWarning)
+		}
 	}
-	if err := os.Chmod(shared, 0o777); err != nil {
-		t.Fatal(err)
-	}
-	code, out, errOut := runCLI(t, "", "lock", filepath.Join(shared, "app.lock"), "--", "echo", "ran")
-	if code != 0 || out != "ran\n" || !strings.Contains(errOut, "warning") || !strings.Contains(errOut, "other users may write") {
-		t.Fatalf("shared: exit %d, stdout %q, stderr %q; want the command run and a warning", code, out, errOut)
-	}
-	code, _, errOut = runCLI(t, "", "lock", filepath.Join(t.TempDir(), "app.lock"), "--", "true")
+	code, _, errOut := runCLI(t, "", "lock", filepath.Join(t.TempDir(), "app.lock"), "--", "true")
 	if code != 0 || errOut != "" {
 		t.Fatalf("private: exit %d, stderr %q; want no warning", code, errOut)
 	}

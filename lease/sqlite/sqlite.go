@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"path/filepath"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -150,6 +151,18 @@ func Open(p *platform.Platform, path string) (*Repository, error) {
 	case p.FS == nil:
 		return nil, &store.RepositoryError{Op: "open", Err: fmt.Errorf("%s: the platform has no file system", path)}
 	}
+	// SQLite opens the WAL and shared-memory files by name: only in a
+	// directory where nobody else can plant them, checked with the
+	// database before the open, on the path with its directory's links
+	// resolved, so that no link is followed after the check.
+	resolved, err := platform.ResolveDir(p.FS, path)
+	if err != nil {
+		return nil, &store.RepositoryError{Op: "open", Err: fmt.Errorf("%s: %w", path, err)}
+	}
+	path = resolved
+	if err := platform.SQLiteDir(p.FS, filepath.Dir(path), "use the file store (dir:DIR, lease/file)"); err != nil {
+		return nil, &store.RepositoryError{Op: "open", Err: err}
+	}
 	// The records name processes and hosts: private, as the file store's
 	// are. A new database is created empty with mode 0600 before SQLite
 	// opens it, and SQLite gives its journal and WAL files the database's
@@ -159,6 +172,9 @@ func Open(p *platform.Platform, path string) (*Repository, error) {
 		return nil, &store.RepositoryError{Op: "open", Err: &fs.PathError{Op: "open", Path: path, Err: platform.ErrSymlink}}
 	} else if err == nil && st.IsDir() {
 		return nil, &store.RepositoryError{Op: "open", Err: &fs.PathError{Op: "open", Path: path, Err: errIsDir}}
+	}
+	if err := platform.SQLiteFiles(p.FS, path); err != nil {
+		return nil, &store.RepositoryError{Op: "open", Err: err}
 	}
 	if err := p.FS.CreateExclusive(path, nil, 0o600); err != nil && !errors.Is(err, fs.ErrExist) {
 		return nil, &store.RepositoryError{Op: "open", Err: err}

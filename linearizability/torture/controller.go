@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 
 	lz "github.com/rivus/collab/linearizability"
+	"github.com/rivus/collab/platform"
 )
 
 // Run runs a campaign: it starts cfg.Workers worker processes, makes
@@ -26,7 +27,15 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	if err := checkRunDir(cfg.Dir); err != nil {
+	if err := checkRunDir(cfg.Dir, true); err != nil {
+		return nil, err
+	}
+	// Made private, then judged again as made: a directory another user
+	// made at that name meanwhile is theirs, and refused.
+	if err := os.MkdirAll(cfg.Dir, 0o700); err != nil {
+		return nil, err
+	}
+	if err := checkRunDir(cfg.Dir, false); err != nil {
 		return nil, err
 	}
 	for _, d := range []string{historyDir, eventsDir, logsDir, locksDir} {
@@ -62,25 +71,35 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	return res, nil
 }
 
-// checkRunDir refuses a run directory that exists and is not empty, as
-// a *ConfigError of Dir, before anything is written: the workers append
-// to the history files and the controller truncates the logs, so an
-// earlier run's files would be damaged and its history mixed with this
-// one's. A missing directory is fine: Run creates it. (Validate does not
-// look at the directory: a caller may validate a Config before making
-// its directory.)
-func checkRunDir(dir string) error {
+// checkRunDir refuses a run directory, as a *ConfigError of Dir, before
+// anything is written, unless it is missing (and missing is fine) or an
+// empty directory of this user that nobody else may write in (others may
+// read it, as they may a t.TempDir(); its names are what matters): the workers
+// append to the history files and the controller truncates the logs, so
+// an earlier run's files would be damaged and its history mixed with this
+// one's, and another user who owns the directory, or may write in it,
+// could swap its names for links to this user's files. Run creates a
+// missing directory, 0700. (Validate does not look at the directory: a
+// caller may validate a Config before making its directory.)
+func checkRunDir(dir string, missing bool) error {
 	bad := func(err error, format string, args ...any) error {
 		return &ConfigError{Field: "Dir", Reason: fmt.Sprintf("%q ", dir) + fmt.Sprintf(format, args...), Err: err}
 	}
-	info, err := os.Stat(dir)
+	info, err := os.Lstat(dir)
 	switch {
-	case errors.Is(err, fs.ErrNotExist):
+	case missing && errors.Is(err, fs.ErrNotExist):
 		return nil
 	case err != nil:
 		return bad(err, "cannot be read: %v", err)
+	case info.Mode()&fs.ModeSymlink != 0:
+		return bad(nil, "is a symbolic link; want a new directory, or an empty one of yours that only you can write in (0700)")
 	case !info.IsDir():
 		return bad(nil, "is not a directory; want a new or empty directory")
+	case info.Mode().Perm()&0o022 != 0:
+		return bad(nil, "may be written by other users (mode %04o); want a new directory, or an empty one of yours that only you can write in (0700)", info.Mode().Perm())
+	}
+	if uid, ok := platform.FileOwner(info); ok && uid != os.Geteuid() {
+		return bad(nil, "belongs to uid %d; want a new directory, or an empty one of yours that only you can write in (0700)", uid)
 	}
 	f, err := os.Open(dir)
 	if err != nil {

@@ -58,6 +58,9 @@ func TestRunRefusesUsedDir(t *testing.T) {
 	if _, err := Run(context.Background(), cfg); err != nil {
 		t.Fatal(err)
 	}
+	if st, err := os.Stat(cfg.Dir); err != nil || st.Mode().Perm() != 0o700 {
+		t.Fatalf("the run directory Run made: %v, %v; want mode 0700", st.Mode(), err)
+	}
 	before := tree(t, cfg.Dir)
 	if _, ok := before[filepath.Join(historyDir, "p0.jsonl")]; !ok {
 		t.Fatalf("the first run left no controller history: %v", before)

@@ -8,6 +8,7 @@ package repotest
 import (
 	"database/sql"
 	"errors"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -103,6 +104,11 @@ func OpenSQLite(t testing.TB, p *platform.Platform, path string) *leasesqlite.Re
 // closed at the end of the test.
 func RawDB(t testing.TB, path string) *sql.DB {
 	t.Helper()
+	// Private, as the store makes its own: it refuses a database others
+	// may read.
+	if f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600); err == nil {
+		_ = f.Close()
+	}
 	db, err := sqlite.Opener().Open(path, platform.SQLiteOptions{BusyTimeout: 10 * time.Second, JournalMode: "WAL", TxLock: "immediate"})
 	if err != nil {
 		t.Fatal(err)

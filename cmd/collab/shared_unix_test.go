@@ -1,0 +1,52 @@
+//go:build unix
+
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/rivus/collab/platform/platformtest"
+)
+
+// TestSQLiteRefusedInASharedDir: in a sticky directory every user can
+// create files in, where another user (nobody) has planted the lease
+// database's -wal and the lock database's -journal, `collab lease run`
+// with a SQLite store and `collab lock` refuse at once, naming the
+// directory and the alternative, and never run the command; the file
+// store and the lock-file mode work there.
+func TestSQLiteRefusedInASharedDir(t *testing.T) {
+	platformtest.NeedRoot(t)
+	dir := platformtest.SharedDir(t, true)
+	db, lock := filepath.Join(dir, "leases.db"), filepath.Join(dir, "app.lock")
+	if out, err := platformtest.AsNobody(t, `: > "$1-wal" && : > "$2-journal" && chmod 666 "$1-wal" "$2-journal"`, db, lock); err != nil {
+		t.Fatalf("planting as nobody: %v: %s", err, out)
+	}
+	for _, tc := range []struct {
+		args    []string
+		instead string
+	}{
+		{[]string{"lease", "run", "--store", db, "--key", "k", "--", "echo", "ran"}, "file store"},
+		{[]string{"lock", lock, "--", "echo", "ran"}, "--lock-file"},
+	} {
+		code, out, errOut := runCLI(t, "", tc.args...)
+		if code == 0 || out != "" || !strings.Contains(errOut, dir+": no SQLite database is kept here") || !strings.Contains(errOut, tc.instead) {
+			t.Errorf("collab %s: exit %d, stdout %q, stderr %q; want a refusal naming %s and %s", tc.args[0], code, out, errOut, dir, tc.instead)
+		}
+	}
+	for _, name := range []string{db, lock} {
+		if _, err := os.Lstat(name); !os.IsNotExist(err) {
+			t.Errorf("a refused command left %s (%v)", name, err)
+		}
+	}
+	for _, args := range [][]string{
+		{"lease", "run", "--store", "dir:" + filepath.Join(dir, "leases"), "--key", "k", "--", "echo", "ran"},
+		{"lock", "--lock-file", lock, "--", "echo", "ran"},
+	} {
+		if code, out, errOut := runCLI(t, "", args...); code != 0 || out != "ran\n" {
+			t.Errorf("collab %s: exit %d, stdout %q, stderr %q; want the command run", strings.Join(args, " "), code, out, errOut)
+		}
+	}
+}
