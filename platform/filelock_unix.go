@@ -16,9 +16,11 @@ import (
 // closing another descriptor does not drop it, and the kernel drops it
 // when the holder dies.
 //
-// It does not follow a symbolic link at name, nor open anything but a
-// regular file (another user may plant either in a shared directory):
-// those fail with a *fs.PathError wrapping ErrSymlink or ErrNotRegular.
+// It does not follow a symbolic link at name, and judges what it opened
+// on the descriptor: anything but a regular file of this user or root
+// with one link (another user may plant any other in a shared directory)
+// fails with a *fs.PathError wrapping ErrSymlink, ErrNotRegular,
+// ErrNotOwned or ErrLinked.
 func (osFS) TryLock(name string) (Unlocker, error) {
 	f, err := os.OpenFile(name, os.O_RDWR|os.O_CREATE|unix.O_NOFOLLOW|unix.O_NONBLOCK, 0o600)
 	if errors.Is(err, unix.ELOOP) {
@@ -27,11 +29,8 @@ func (osFS) TryLock(name string) (Unlocker, error) {
 	if err != nil {
 		return nil, err
 	}
-	if st, err := f.Stat(); err != nil || !st.Mode().IsRegular() {
+	if err := checkOwnFile(f, name); err != nil {
 		f.Close()
-		if err == nil {
-			err = &fs.PathError{Op: "open", Path: name, Err: ErrNotRegular}
-		}
 		return nil, err
 	}
 	if err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {

@@ -19,6 +19,10 @@ func (osFS) TryLock(name string) (Unlocker, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := checkOwnFile(f, name); err != nil {
+		f.Close()
+		return nil, err
+	}
 	ol := new(windows.Overlapped)
 	err = windows.LockFileEx(windows.Handle(f.Fd()), windows.LOCKFILE_EXCLUSIVE_LOCK|windows.LOCKFILE_FAIL_IMMEDIATELY, 0, 1, 0, ol)
 	if err != nil {

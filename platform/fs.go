@@ -91,6 +91,8 @@ var (
 	ErrSymlink    = errors.New("is a symbolic link, which is not followed")
 	ErrNotRegular = errors.New("is not a regular file")
 	ErrTooLarge   = errors.New("is larger than its format allows")
+	ErrNotOwned   = errors.New("belongs to another user")
+	ErrLinked     = errors.New("has more than one hard link, so another name writes it too")
 )
 
 func (osFS) ReadFile(name string, limit int) ([]byte, error) {

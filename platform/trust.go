@@ -3,6 +3,7 @@ package platform
 import (
 	"fmt"
 	"io/fs"
+	"os"
 )
 
 // UntrustedDirError reports a directory that another local user could
@@ -46,3 +47,24 @@ func TrustedDir(fsys FS, dir string) error {
 // FileOwner returns the uid that owns the file st describes, where the
 // platform has owners (not windows).
 func FileOwner(st fs.FileInfo) (int, bool) { return fileOwner(st) }
+
+// checkOwnFile judges the file f opened at name on its descriptor: a
+// regular file of this user or root, with one link. Where owners and
+// links are unknown (windows), only the first.
+func checkOwnFile(f *os.File, name string) error {
+	st, err := f.Stat()
+	if err != nil {
+		return err
+	}
+	fail := func(e error) error { return &fs.PathError{Op: "open", Path: name, Err: e} }
+	if !st.Mode().IsRegular() {
+		return fail(ErrNotRegular)
+	}
+	if owner, ok := fileOwner(st); ok && owner != 0 && owner != effectiveUID() {
+		return fail(fmt.Errorf("%w (uid %d)", ErrNotOwned, owner))
+	}
+	if n, ok := fileLinks(st); ok && n != 1 {
+		return fail(ErrLinked)
+	}
+	return nil
+}

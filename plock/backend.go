@@ -15,10 +15,19 @@ type backend interface {
 	attempt(ctx context.Context, self *platform.Identity, busy time.Duration) (held, error)
 	// isHeld tells, without taking the lock or writing anything, whether
 	// another process holds it, and by whom when known.
-	isHeld(ctx context.Context) (bool, *platform.Identity, error)
+	isHeld(ctx context.Context) (probed, error)
 	// needsIdentity reports whether the lock cannot be taken without the
 	// process's own identity.
 	needsIdentity() bool
+}
+
+// probed is what isHeld learnt of a lock.
+type probed struct {
+	held   bool
+	holder *platform.Identity // the holder's identity, when the backend keeps it
+	// pid is the process the kernel names as holding the lock, when it
+	// can tell (SQLite's POSIX locks, on this process table), else 0.
+	pid int
 }
 
 // held is a taken lock.

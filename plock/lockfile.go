@@ -165,10 +165,10 @@ func (h *fileHeld) release() error {
 
 // isHeld judges the lock file's holder as an attempt does, and leaves a
 // dead holder's file for the next acquisition to reclaim.
-func (b *fileBackend) isHeld(context.Context) (bool, *platform.Identity, error) {
+func (b *fileBackend) isHeld(context.Context) (probed, error) {
 	st, err := b.inspect()
 	if err != nil {
-		return false, nil, err
+		return probed{}, err
 	}
-	return !st.free && !st.reclaimable, st.holder, nil
+	return probed{held: !st.free && !st.reclaimable, holder: st.holder}, nil
 }

@@ -159,19 +159,19 @@ func IsHeld(ctx context.Context, p *platform.Platform, path string) (bool, error
 	if busy, _ := turns.busy(newTurnKey(opener(p), resolved)); busy {
 		return true, nil // never open the file behind our own holder
 	}
-	held, _, err := probe(ctx, p, resolved)
-	return held, err
+	pr, err := probe(ctx, p, resolved)
+	return pr.held, err
 }
 
 // probe asks the backend whether the lock at resolved is held, and adds
 // what the kernel's answer leaves out: this process's own locks, of
 // another opener of the path, or of an acquisition that began meanwhile.
-func probe(ctx context.Context, p *platform.Platform, resolved string) (bool, *platform.Identity, error) {
-	held, holder, err := backendFor(p, resolved).isHeld(ctx)
-	if !held && err == nil {
-		held = turns.busyPath(resolved)
+func probe(ctx context.Context, p *platform.Platform, resolved string) (probed, error) {
+	pr, err := backendFor(p, resolved).isHeld(ctx)
+	if !pr.held && err == nil {
+		pr.held = turns.busyPath(resolved)
 	}
-	return held, holder, err
+	return pr, err
 }
 
 func turnPolicy(p policy.Policy) (policy.Policy, error) {
@@ -353,8 +353,16 @@ type Report struct {
 	// the lock (IsHeld's answer).
 	Held bool
 	// Holder is the holder's identity when known: the lock file's stamp,
-	// or SQLite's <path>.holder (diagnostics, possibly stale).
+	// or SQLite's <path>.holder (diagnostics, possibly stale or planted).
 	Holder *platform.Identity
+	// LockPID is the process the kernel names as holding a SQLite lock,
+	// where it can tell (linux and darwin, a holder on this process
+	// table), else 0.
+	LockPID int
+	// StampMismatch says that Holder, read from SQLite's .holder stamp,
+	// names another process of this process table than LockPID: the stamp
+	// is stale or planted, and LockPID holds the lock.
+	StampMismatch bool
 }
 
 // Inspect is IsHeld for people: it also reads who holds the lock. It
@@ -377,12 +385,24 @@ func Inspect(ctx context.Context, p *platform.Platform, path string) (Report, er
 		// file behind it.
 		return Report{Held: true, Holder: holder}, nil
 	}
-	held, holder, err := probe(ctx, p, resolved)
+	pr, err := probe(ctx, p, resolved)
 	if err != nil {
 		return Report{}, err
 	}
-	if held && holder == nil && p.SQLite != nil {
-		holder = readHolder(p.FS, resolved+holderSuffix)
+	r := Report{Held: pr.held, Holder: pr.holder, LockPID: pr.pid}
+	if r.Held && r.Holder == nil && p.SQLite != nil {
+		r.Holder = readHolder(p.FS, resolved+holderSuffix)
+		r.StampMismatch = stampMismatch(p, r.Holder, pr.pid)
 	}
-	return Report{Held: held, Holder: holder}, nil
+	return r, nil
+}
+
+// stampMismatch reports whether the stamp names a process of this
+// process table other than pid, which the kernel names as the holder.
+func stampMismatch(p *platform.Platform, stamp *platform.Identity, pid int) bool {
+	if stamp == nil || pid == 0 {
+		return false
+	}
+	self, err := p.Process.Self()
+	return err == nil && self.SameProcessTable(*stamp) && stamp.PID != pid
 }

@@ -35,20 +35,21 @@ var probes struct {
 
 // sqliteLockHeld reports whether another process holds SQLite's lock on
 // the database at path, or is taking it: a lock query (F_GETLK) on its
-// lock bytes, which writes nothing and waits for nothing. A missing file
-// is not held. Locks of this process are invisible to the query: IsHeld
-// asks the turns about them.
-func sqliteLockHeld(path string) (bool, error) {
+// lock bytes, which writes nothing and waits for nothing; and the pid the
+// kernel names as holding it (0 when that process is on another process
+// table). A missing file is not held. Locks of this process are
+// invisible to the query: IsHeld asks the turns about them.
+func sqliteLockHeld(path string) (bool, int, error) {
 	f, err := probeFile(path)
 	if f == nil || err != nil {
-		return false, err
+		return false, 0, err
 	}
 	lk := unix.Flock_t{Type: unix.F_RDLCK, Whence: 0, Start: sqlitePendingByte, Len: sqliteLockBytes}
 	if err := unix.FcntlFlock(f.Fd(), unix.F_GETLK, &lk); err != nil {
-		return false, &fs.PathError{Op: "fcntl F_GETLK", Path: path, Err: err}
+		return false, 0, &fs.PathError{Op: "fcntl F_GETLK", Path: path, Err: err}
 	}
 	if lk.Type != unix.F_UNLCK {
-		return true, nil
+		return true, int(max(lk.Pid, 0)), nil
 	}
 	// Free: say so only of a lock database, as an attempt through SQLite
 	// would find it (an empty file is one not yet written).
@@ -56,11 +57,11 @@ func sqliteLockHeld(path string) (bool, error) {
 	n, err := f.ReadAt(header[:], 0)
 	switch {
 	case n == 0 && (err == nil || errors.Is(err, io.EOF)):
-		return false, nil
+		return false, 0, nil
 	case n < len(header) || string(header[:]) != sqliteHeader:
-		return false, &fs.PathError{Op: "read", Path: path, Err: errNotDatabase}
+		return false, 0, &fs.PathError{Op: "read", Path: path, Err: errNotDatabase}
 	}
-	return false, nil
+	return false, 0, nil
 }
 
 // sqliteHeader opens every SQLite database file.

@@ -203,7 +203,7 @@ func TestIsHeldProbeKeepsThisProcesssLock(t *testing.T) {
 	}
 	defer l.Release()
 	for range 3 {
-		held, err := sqliteLockHeld(path)
+		held, _, err := sqliteLockHeld(path)
 		if err != nil || held {
 			t.Fatalf("the query = %v, %v; want false: it cannot see this process's locks", held, err)
 		}
@@ -230,5 +230,33 @@ func TestIsHeldSaysWhatIsNotADatabase(t *testing.T) {
 	}
 	if held, err := IsHeld(context.Background(), sqlite.OS(), empty); held || err != nil {
 		t.Errorf("IsHeld(empty) = %v, %v; want free", held, err)
+	}
+}
+
+// TestInspectTellsAPlantedStamp: SQLite's .holder stamp is written by
+// whoever could, and is diagnostics only; the kernel knows which process
+// holds SQLite's locks. A stamp that names another process of this
+// process table than the one the kernel names is reported as such, with
+// the holder's pid.
+func TestInspectTellsAPlantedStamp(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "daemon.lock")
+	holder := startChild(t, helperHold, backendSQLite, path)
+	holder.Expect(t, "held")
+	defer finish(t, holder)
+	r, err := Inspect(context.Background(), sqlite.OS(), path)
+	if err != nil || !r.Held || r.LockPID != holder.Pid() || r.StampMismatch || r.Holder == nil || r.Holder.PID != holder.Pid() {
+		t.Fatalf("Inspect with the holder's own stamp = %+v, %v; want held by pid %d, stamp matching", r, err, holder.Pid())
+	}
+	forged := *r.Holder
+	forged.PID = 1
+	if err := os.Remove(path + holderSuffix); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path+holderSuffix, forged.Marshal(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r, err = Inspect(context.Background(), sqlite.OS(), path)
+	if err != nil || !r.Held || r.LockPID != holder.Pid() || !r.StampMismatch || r.Holder.PID != 1 {
+		t.Fatalf("Inspect with a stamp naming pid 1 = %+v, %v; want held by pid %d, the stamp a mismatch", r, err, holder.Pid())
 	}
 }

@@ -105,9 +105,7 @@ func (b *sqliteBackend) attempt(ctx context.Context, self *platform.Identity, bu
 		}
 	}
 	h := &sqliteHeld{db: db, conn: conn, fsys: b.p.FS}
-	if err := h.stamp(b.path+holderSuffix, self); err != nil {
-		return nil, errors.Join(err, h.release())
-	}
+	h.stamp(b.path+holderSuffix, self)
 	return h, nil
 }
 
@@ -118,33 +116,30 @@ func (b *sqliteBackend) needsIdentity() bool { return false }
 // stamp writes the holder's identity beside the lock, for diagnostics; a
 // holder that cannot read its own identity removes a stale stamp instead.
 // Diagnostics need no durability: the stamp is replaced without syncing.
-// The lock keeps other writers out; a reader may briefly find none.
-func (h *sqliteHeld) stamp(name string, self *platform.Identity) error {
-	var err error
+// The lock keeps other writers out; a reader may briefly find none. A
+// stamp that cannot be written never costs the lock, which is held: what
+// cannot be removed or created (another user's stamp in a sticky
+// directory such as /tmp, a directory of that name, a name another user
+// takes again at once) leaves the lock without a stamp of its own, and
+// readers may meet a stale or planted one, which Inspect tells from the
+// holder the kernel names where it can.
+func (h *sqliteHeld) stamp(name string, self *platform.Identity) {
 	if self != nil {
 		// Released locks leave no stamp: try the create first.
-		if err = h.fsys.CreateExclusive(name, self.Marshal(), 0o644); !errors.Is(err, fs.ErrExist) {
-			return h.stamped(name, err)
+		err := h.fsys.CreateExclusive(name, self.Marshal(), 0o644)
+		if err == nil {
+			h.holder = name
+		}
+		if !errors.Is(err, fs.ErrExist) {
+			return
 		}
 	}
-	if err = removeIfExists(h.fsys, name); err != nil || self == nil {
-		// What cannot be removed (another user's stamp in a sticky
-		// directory such as /tmp, a directory of that name) cannot be
-		// replaced either, and the stamp is only for diagnostics, so the
-		// lock is kept without one. Readers may meet a stale stamp, which
-		// names a process that does not hold the lock.
-		return nil
+	if removeIfExists(h.fsys, name) != nil || self == nil {
+		return
 	}
-	return h.stamped(name, h.fsys.CreateExclusive(name, self.Marshal(), 0o644))
-}
-
-// stamped records the stamp at name once written (err nil).
-func (h *sqliteHeld) stamped(name string, err error) error {
-	if err != nil {
-		return fmt.Errorf("plock: write holder stamp %s: %w", name, err)
+	if h.fsys.CreateExclusive(name, self.Marshal(), 0o644) == nil {
+		h.holder = name
 	}
-	h.holder = name
-	return nil
 }
 
 // release removes the stamp while the lock still keeps others out, then
@@ -162,26 +157,26 @@ func (h *sqliteHeld) release() error {
 // system with modernc.org/sqlite; otherwise it makes one attempt at a
 // shared lock through p's SQLite, with no busy timeout and no retries.
 // Either way it writes nothing: a missing file stays missing.
-func (b *sqliteBackend) isHeld(ctx context.Context) (bool, *platform.Identity, error) {
+func (b *sqliteBackend) isHeld(ctx context.Context) (probed, error) {
 	if probeSupported && b.p.SQLite == sqlite.Opener() && b.p.FS == platform.OSFS() {
-		held, err := sqliteLockHeld(b.path)
+		held, pid, err := sqliteLockHeld(b.path)
 		if err != nil {
-			return false, nil, fmt.Errorf("plock: check SQLite lock %s: %w", b.path, err)
+			return probed{}, fmt.Errorf("plock: check SQLite lock %s: %w", b.path, err)
 		}
-		return held, nil, nil
+		return probed{held: held, pid: pid}, nil
 	}
 	db, err := b.p.SQLite.Open(b.path, platform.SQLiteOptions{ReadOnly: true})
 	if err != nil {
-		return false, nil, err
+		return probed{}, err
 	}
 	defer db.Close()
 	var n int
 	err = db.QueryRowContext(ctx, "SELECT count(*) FROM sqlite_master").Scan(&n)
 	switch code := platform.SQLiteCode(err); {
 	case err == nil, code == platform.SQLiteCantOpen:
-		return false, nil, nil
+		return probed{}, nil
 	case code == platform.SQLiteBusy || code == platform.SQLiteLocked:
-		return true, nil, nil
+		return probed{held: true}, nil
 	}
-	return false, nil, fmt.Errorf("plock: check SQLite lock %s: %w", b.path, err)
+	return probed{}, fmt.Errorf("plock: check SQLite lock %s: %w", b.path, err)
 }

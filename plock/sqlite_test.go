@@ -3,6 +3,7 @@ package plock
 import (
 	"context"
 	"errors"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -214,9 +215,11 @@ func TestSQLiteNeverOpenedBehindOwnAttempt(t *testing.T) {
 	}
 }
 
-// A holder that cannot write its stamp gives the lock up again: the call
-// fails with the error, naming the stamp, and nobody is left holding.
-func TestSQLiteStampWriteFailureLeavesLockFree(t *testing.T) {
+// A holder that cannot write its stamp keeps the lock, which it holds:
+// the stamp is for diagnostics (another user may hold its name in a
+// sticky directory, or the disk be full). The lock is held without a
+// stamp, and free again once released.
+func TestSQLiteStampWriteFailureKeepsTheLock(t *testing.T) {
 	f := platformtest.New(t)
 	path := lockPath(f)
 	diskFull := errors.New("no space left on device")
@@ -226,19 +229,17 @@ func TestSQLiteStampWriteFailureLeavesLockFree(t *testing.T) {
 		}
 		return nil
 	})
-	l, err := Acquire(context.Background(), f.Platform, path, Options{Wait: true})
-	if !errors.Is(err, diskFull) {
-		if l != nil {
-			l.Release()
-		}
-		t.Fatalf("Acquire with a failing stamp write = %v, %v; want the write's error", l, err)
+	l, err := Acquire(context.Background(), f.Platform, path, Options{})
+	if err != nil {
+		t.Fatalf("Acquire with a failing stamp write = %v; want the lock", err)
 	}
-	if !strings.Contains(err.Error(), path+holderSuffix) {
-		t.Errorf("error %q does not name the stamp %s", err, path+holderSuffix)
+	if _, err := os.Lstat(path + holderSuffix); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("a stamp whose write failed is there: %v", err)
 	}
 	f.FS.SetFault(nil)
-	if held, err := IsHeld(context.Background(), f.Platform, path); err != nil || held {
-		t.Errorf("IsHeld after the failed acquisition = %v, %v; want false", held, err)
+	mustHeld(t, otherProcess(f, f.Processes.Start()), path)
+	if err := l.Release(); err != nil {
+		t.Fatal(err)
 	}
 	if err := mustAcquire(t, otherProcess(f, f.Processes.Start()), path).Release(); err != nil {
 		t.Fatal(err)

@@ -243,3 +243,30 @@ func TestReadOnlyDirectorySaysPermissionDenied(t *testing.T) {
 		}
 	}
 }
+
+// TestNestedLockKeepsTheOuterGuard: under `collab lock outer -- collab
+// lock inner -- COMMAND`, the command holds both guards: the inner at
+// $COLLAB_LOCK_FD, the outer after it ($COLLAB_LOCK_OUTER_FDS). So when
+// the outer collab is killed, which kills the inner one and the command
+// itself, the command's background job keeps the outer lock held: no
+// second holder of it runs beside the job.
+func TestNestedLockKeepsTheOuterGuard(t *testing.T) {
+	dir := t.TempDir()
+	outer, inner := filepath.Join(dir, "outer.lock"), filepath.Join(dir, "inner.lock")
+	t.Setenv(asCollabEnv, "1") // the inner collab is this test binary too
+	show := `echo "$` + guardEnv + ` $` + outerGuardsEnv + `"; readlink /proc/self/fd/3 /proc/self/fd/4`
+	code, out, errOut := runCLI(t, "", "lock", outer, "--", os.Args[0], "lock", inner, "--", "sh", "-c", show)
+	if want := "3 4\n" + inner + guardSuffix + "\n" + outer + guardSuffix + "\n"; code != 0 || out != want {
+		t.Fatalf("exit %d, stdout %q, stderr %q; want %q", code, out, errOut, want)
+	}
+
+	first, pids := startCollab(t, "lock", outer, "--", os.Args[0], "lock", inner, "--", "sh", "-c", "sleep 60 >/dev/null 2>&1 & echo $$ $!; wait")
+	killCollab(t, first)
+	code, _, errOut = runCLI(t, "", "lock", outer, "--", "true")
+	if code != exitHeld || !strings.Contains(errOut, guardSuffix) {
+		t.Fatalf("collab lock of the outer lock while the job runs: exit %d, stderr %q; want %d naming the guard", code, errOut, exitHeld)
+	}
+	if err := syscall.Kill(pids[1], syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -19,3 +19,6 @@ func signalChild(cmd *exec.Cmd, _ bool, sig os.Signal) { _ = cmd.Process.Signal(
 // passesFiles: windows passes no descriptors beyond the standard three to
 // a child, so a lock's guard is not inherited there.
 const passesFiles = false
+
+// inheritedFile: no descriptors are inherited here.
+func inheritedFile(int) *os.File { return nil }

@@ -46,3 +46,15 @@ func isTerminal(r io.Reader) bool {
 
 // passesFiles: a child inherits exec.Cmd's ExtraFiles.
 const passesFiles = true
+
+// inheritedFile returns descriptor n as a file if it is an open regular
+// file, judged on the raw descriptor first: an *os.File made of a
+// descriptor that is not open would close it when collected, whatever it
+// had become by then.
+func inheritedFile(n int) *os.File {
+	var st unix.Stat_t
+	if unix.Fstat(n, &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFREG {
+		return nil
+	}
+	return os.NewFile(uintptr(n), "inherited guard")
+}

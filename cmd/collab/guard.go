@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/rivus/collab/platform"
@@ -67,12 +68,45 @@ func takeGuard(ctx context.Context, p *platform.Platform, path string, wait bool
 }
 
 // inheritGuard gives c the guard's file as descriptor guardFD, where the
-// platform passes files to a child.
-func inheritGuard(c *child, guard platform.Unlocker) {
+// platform passes files to a child, and passes on the guards of the locks
+// this collab runs under (a nested `collab lock outer -- collab lock
+// inner -- …`) at the descriptors after it, listed in outerGuardsEnv, so
+// that the command keeps every outer lock's guard too: were this collab
+// killed with the outer one, the outer lock would stay guarded while the
+// command runs.
+func inheritGuard(c *child, guard platform.Unlocker, outer []*os.File) {
 	f, ok := guard.(interface{ File() *os.File })
 	if !ok || !passesFiles {
 		return
 	}
-	c.files = []*os.File{f.File()}
+	c.files = append([]*os.File{f.File()}, outer...)
 	c.env = append(c.env, guardEnv+"="+strconv.Itoa(guardFD))
+	var fds []string
+	for i := 1; i < len(c.files); i++ {
+		fds = append(fds, strconv.Itoa(guardFD+i))
+	}
+	c.env = append(c.env, outerGuardsEnv+"="+strings.Join(fds, " "))
+}
+
+// outerGuardsEnv lists the descriptors of the outer locks' guards that a
+// nested collab lock passed on.
+const outerGuardsEnv = "COLLAB_LOCK_OUTER_FDS"
+
+// outerGuards returns the guards this process inherited from the collab
+// locks it runs under: the descriptors guardEnv and outerGuardsEnv name
+// that are open regular files. runLock calls it first, before it opens
+// a file of its own, so that every descriptor it finds was inherited;
+// the files stay referenced until the process ends. A descriptor that
+// the command in between closed and opened again for another file is
+// passed on as well, which does no harm.
+func outerGuards() []*os.File {
+	var files []*os.File
+	for _, s := range strings.Fields(os.Getenv(guardEnv) + " " + os.Getenv(outerGuardsEnv)) {
+		if n, err := strconv.Atoi(s); err == nil && n >= guardFD {
+			if f := inheritedFile(n); f != nil {
+				files = append(files, f)
+			}
+		}
+	}
+	return files
 }

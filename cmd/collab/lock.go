@@ -12,9 +12,12 @@ import (
 	"os/signal"
 	"path/filepath"
 	"runtime"
+	"slices"
+	"strings"
 	"syscall"
 	"time"
 
+	"github.com/rivus/collab/linearizability/torture"
 	"github.com/rivus/collab/platform"
 	"github.com/rivus/collab/plock"
 )
@@ -26,6 +29,7 @@ func runLock(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if len(args) > 0 && args[0] == "status" {
 		return runLockStatus(args[1:], stdout, stderr)
 	}
+	outer := outerGuards() // before this process opens a file of its own
 	fs := flag.NewFlagSet("collab lock", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	wait := fs.Bool("wait", false, "wait for the holder instead of exiting 75 at once")
@@ -73,7 +77,7 @@ func runLock(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	}
 	defer guard.Unlock()
 	c := child{argv: argv, stdin: stdin, stdout: stdout, stderr: stderr}
-	inheritGuard(&c, guard)
+	inheritGuard(&c, guard, outer)
 	status, _ := supervise(c)
 	return status
 }
@@ -139,6 +143,24 @@ type child struct {
 	grace          time.Duration   // between SIGTERM and SIGKILL after lost
 }
 
+// privateEnv are collab's own variables, which the command does not get:
+// the store may carry a password, and the worker's switch would make any
+// collab the command runs a campaign worker.
+var privateEnv = []string{storeEnv, torture.EnvWorker}
+
+// commandEnviron returns environ without collab's own variables
+// (privateEnv).
+func commandEnviron(environ []string) []string {
+	out := environ[:0:0]
+	for _, kv := range environ {
+		name, _, _ := strings.Cut(kv, "=")
+		if !slices.Contains(privateEnv, name) {
+			out = append(out, kv)
+		}
+	}
+	return out
+}
+
 // supervise runs c to its end, passing on the signals that would end this
 // process. When c.lost closes it sends the child SIGTERM, then SIGKILL
 // after c.grace. It returns the child's exit status (128+N when signal N
@@ -151,9 +173,7 @@ func supervise(c child) (status int, lost bool) {
 	// longer than this for them, then stop them (below).
 	cmd.WaitDelay = time.Second
 	cmd.ExtraFiles = c.files
-	if len(c.env) > 0 {
-		cmd.Env = append(os.Environ(), c.env...)
-	}
+	cmd.Env = append(commandEnviron(os.Environ()), c.env...)
 	sigs := make(chan os.Signal, 4)
 	signal.Notify(sigs, forwardedSignals...)
 	defer signal.Stop(sigs)
@@ -215,6 +235,10 @@ type lockStatus struct {
 	// Guard: the lock is free, but processes of a command that ran under
 	// it still hold its guard, so `collab lock` waits for them.
 	Guard bool `json:"guard,omitempty"`
+	// LockPID is the process the kernel names as holding a SQLite lock;
+	// StampMismatch says that Holder (its stamp) names another one.
+	LockPID       int  `json:"lockPid,omitempty"`
+	StampMismatch bool `json:"stampMismatch,omitempty"`
 }
 
 func runLockStatus(args []string, stdout, stderr io.Writer) int {
@@ -242,7 +266,7 @@ func runLockStatus(args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	if *asJSON {
-		st := lockStatus{Path: path, Held: r.Held || guarded, Guard: guarded}
+		st := lockStatus{Path: path, Held: r.Held || guarded, Guard: guarded, LockPID: r.LockPID, StampMismatch: r.StampMismatch}
 		if r.Holder != nil {
 			st.Holder = r.Holder
 		}
@@ -263,6 +287,11 @@ func describeStatus(path string, r plock.Report, guarded bool) string {
 		return path + ": " + errGuardHeld.Error()
 	case !r.Held:
 		return path + ": free"
+	case r.StampMismatch:
+		return fmt.Sprintf("%s: held by pid %d; its .holder stamp names pid %d on %s, which does not hold it (stale or planted)",
+			path, r.LockPID, r.Holder.PID, platform.Printable(r.Holder.Host))
+	case r.Holder == nil && r.LockPID != 0:
+		return fmt.Sprintf("%s: held by pid %d", path, r.LockPID)
 	case r.Holder == nil:
 		return path + ": held (holder unknown)"
 	}

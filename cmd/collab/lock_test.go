@@ -182,3 +182,33 @@ func TestLockStatusEscapesTheHost(t *testing.T) {
 		t.Fatalf("describeStatus = %q, want the host quoted", got)
 	}
 }
+
+// TestCommandGetsNoPrivateVariables: the command under collab lock or
+// collab lease run does not get collab's own variables: the store, which
+// may carry a password, and the campaign worker's switch.
+func TestCommandGetsNoPrivateVariables(t *testing.T) {
+	dir := t.TempDir()
+	t.Setenv("COLLAB_STORE", filepath.Join(dir, "leases.db"))
+	t.Setenv("COLLAB_TORTURE_WORKER", `{"controller":1}`)
+	show := `echo "${COLLAB_STORE-unset} ${COLLAB_TORTURE_WORKER-unset} ${PATH:+path}"`
+	for _, args := range [][]string{
+		{"lock", filepath.Join(dir, "app.lock"), "--", "sh", "-c", show},
+		{"lease", "run", "--key", "k", "--", "sh", "-c", show},
+	} {
+		code, out, errOut := runCLI(t, "", args...)
+		if code != 0 || out != "unset unset path\n" {
+			t.Errorf("collab %s: exit %d, stdout %q, stderr %q; want neither variable, and the rest of the environment", args[0], code, out, errOut)
+		}
+	}
+}
+
+// TestLockStatusTellsAStampThatDoesNotMatch: a stamp that names another
+// process than the one the kernel names as holder is said to be stale or
+// planted, and the holder is the kernel's.
+func TestLockStatusTellsAStampThatDoesNotMatch(t *testing.T) {
+	r := plock.Report{Held: true, Holder: &platform.Identity{PID: 1, Host: "box"}, LockPID: 4321, StampMismatch: true}
+	got := describeStatus("app.lock", r, false)
+	if want := "app.lock: held by pid 4321; its .holder stamp names pid 1 on box, which does not hold it (stale or planted)"; got != want {
+		t.Fatalf("describeStatus = %q, want %q", got, want)
+	}
+}

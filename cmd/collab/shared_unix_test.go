@@ -50,3 +50,33 @@ func TestSQLiteRefusedInASharedDir(t *testing.T) {
 		}
 	}
 }
+
+// TestPlantedGuardRefused: another user (nobody) who creates PATH.guard
+// first in a shared directory, and holds its flock, kept collab lock out
+// for ever, blamed on "an earlier command"; a hard link there had root
+// lock, and hand the command, whatever file it names. Both are refused,
+// named, and the command does not run.
+func TestPlantedGuardRefused(t *testing.T) {
+	platformtest.NeedRoot(t)
+	dir := platformtest.SharedDir(t, true)
+	lock := filepath.Join(dir, "app.lock")
+	if out, err := platformtest.AsNobody(t, `: > "$1.guard" && chmod 666 "$1.guard"`, lock); err != nil {
+		t.Fatalf("planting as nobody: %v: %s", err, out)
+	}
+	code, out, errOut := runCLI(t, "", "lock", "--lock-file", lock, "--", "echo", "ran")
+	if code != 1 || out != "" || !strings.Contains(errOut, lock+".guard") || !strings.Contains(errOut, "belongs to another user (uid 65534)") {
+		t.Errorf("another user's guard: exit %d, stdout %q, stderr %q; want 1, naming the guard and its owner", code, out, errOut)
+	}
+	private := filepath.Join(t.TempDir(), "app.lock")
+	victim := filepath.Join(t.TempDir(), "victim")
+	if err := os.WriteFile(victim, []byte("root's"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Link(victim, private+".guard"); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut = runCLI(t, "", "lock", private, "--", "echo", "ran")
+	if code != 1 || out != "" || !strings.Contains(errOut, "more than one hard link") {
+		t.Errorf("hard-linked guard: exit %d, stdout %q, stderr %q; want 1, naming the link", code, out, errOut)
+	}
+}

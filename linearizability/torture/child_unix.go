@@ -28,7 +28,7 @@ type child struct {
 // it, closes done and reports it on exited (unless quit is closed).
 func startChild(cfg Config, p int, exited chan<- *child, quit <-chan struct{}) (*child, error) {
 	a := assignment{Dir: cfg.Dir, Store: cfg.Store, Seed: cfg.Seed, Process: p, Keys: cfg.Keys,
-		TTL: cfg.TTL, Heartbeat: cfg.Heartbeat, PostgresURL: cfg.PostgresURL, Schema: cfg.PostgresSchema}
+		TTL: cfg.TTL, Heartbeat: cfg.Heartbeat, PostgresURL: cfg.PostgresURL, Schema: cfg.PostgresSchema, Controller: os.Getpid()}
 	if n := len(cfg.Policies); n > 0 {
 		a.Policy = cfg.Policies[p%n]
 	}

@@ -22,6 +22,9 @@ type assignment struct {
 	TTL       time.Duration `json:"ttl"`
 	Heartbeat time.Duration `json:"heartbeat"`
 	Policy    string        `json:"policy,omitempty"`
+	// Controller is the pid of the controller that started the worker:
+	// the switch works only in its children.
+	Controller int `json:"controller"`
 	// PostgresURL and Schema locate StorePostgres.
 	PostgresURL string `json:"postgresURL,omitempty"`
 	Schema      string `json:"schema,omitempty"`
@@ -47,19 +50,22 @@ func procFile(dir, sub string, p int, ext string) string {
 }
 
 // WorkerMain runs this process as a campaign worker when the environment
-// says it is one (EnvWorker), and then exits: it does not return in a
-// worker. In any other process it returns at once. Programs that can be
-// a campaign's Command (collab, test binaries) call it first thing in
-// main or TestMain.
+// says it is one (EnvWorker) and its parent is the controller the
+// assignment names, and then exits: it does not return in a worker. In
+// any other process it returns at once, having removed EnvWorker from
+// its environment, so that a variable inherited by mistake (exported by a
+// shell, or passed down by a command a worker ran) makes no worker and
+// goes no further. Programs that can be a campaign's Command (collab,
+// test binaries) call it first thing in main or TestMain.
 func WorkerMain() {
 	v, ok := os.LookupEnv(EnvWorker)
 	if !ok {
 		return
 	}
+	_ = os.Unsetenv(EnvWorker)
 	var a assignment
-	if err := json.Unmarshal([]byte(v), &a); err != nil {
-		fmt.Fprintf(os.Stderr, "torture worker: %s: %v\n", EnvWorker, err)
-		os.Exit(2)
+	if err := json.Unmarshal([]byte(v), &a); err != nil || a.Controller != os.Getppid() {
+		return
 	}
 	if err := runWorker(a, os.Stdin); err != nil {
 		fmt.Fprintf(os.Stderr, "torture worker p%d: %v\n", a.Process, err)

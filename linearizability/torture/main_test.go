@@ -40,7 +40,7 @@ func failIfTold() {
 	}
 	var a assignment
 	if json.Unmarshal([]byte(v), &a) != nil || !slices.Contains(os.Args[1:], failArg(a.Process)) {
-		return // WorkerMain reports a bad assignment
+		return // WorkerMain judges the assignment
 	}
 	fmt.Fprintf(os.Stderr, "torture worker p%d: %s\n", a.Process, failMessage)
 	os.Exit(3)
