@@ -20,6 +20,12 @@ type FS interface {
 	// ErrNotRegular or ErrTooLarge, having read nothing (or, for
 	// ErrTooLarge, limit + 1 bytes at most).
 	ReadFile(name string, limit int) ([]byte, error)
+	// ReadOwnFile is ReadFile of a file that must be this user's (or
+	// root's) with one link, judged on the descriptor it opened: a store's
+	// record, which another user may have planted in a sticky directory.
+	// Any other fails with a *fs.PathError wrapping ErrNotOwned or
+	// ErrLinked, having read nothing.
+	ReadOwnFile(name string, limit int) ([]byte, error)
 	// CreateExclusive creates name holding data, or fails with an error
 	// matching fs.ErrExist. The data is written to a private temporary
 	// file first, then linked to name, so no reader ever sees name empty
@@ -95,12 +101,22 @@ var (
 	ErrLinked     = errors.New("has more than one hard link, so another name writes it too")
 )
 
-func (osFS) ReadFile(name string, limit int) ([]byte, error) {
+func (osFS) ReadFile(name string, limit int) ([]byte, error) { return readFile(name, limit, false) }
+
+func (osFS) ReadOwnFile(name string, limit int) ([]byte, error) { return readFile(name, limit, true) }
+
+// readFile reads name as ReadFile does, and, if own, as ReadOwnFile does.
+func readFile(name string, limit int, own bool) ([]byte, error) {
 	f, err := openNoFollow(name)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
+	if own {
+		if err := checkOwnFile(f, name); err != nil {
+			return nil, err
+		}
+	}
 	st, err := f.Stat()
 	switch {
 	case err != nil:

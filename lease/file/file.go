@@ -129,6 +129,10 @@ func (r *Repository) Save(ctx context.Context, key string, s store.Snapshot, exp
 		if err := r.fs.MkdirAll(filepath.Dir(path), keyfile.DirPerm); err != nil {
 			return 0, &store.RepositoryError{Op: "save", Key: key, Err: err}
 		}
+		// Judged as made: another user may have made it first.
+		if err := r.checkNested("save", key, path); err != nil {
+			return 0, err
+		}
 	}
 	if err := r.fs.WriteFileAtomic(path, data, keyfile.FilePerm); err != nil {
 		return 0, &store.RepositoryError{Op: "save", Key: key, Err: err}
@@ -161,10 +165,12 @@ func (r *Repository) Keys(ctx context.Context) ([]string, error) {
 }
 
 // walk calls found with the path, relative to root, of every record file
-// under root, skipping the lock directories.
+// under root, skipping the lock directories, and directories no key is
+// nested in: deeper than keyfile.MaxNesting, or not this user's to trust
+// (planted by another user, who could make a chain deeper than PATH_MAX).
 func (r *Repository) walk(root string, found func(rel string)) error {
-	var visit func(dir string) error
-	visit = func(dir string) error {
+	var visit func(dir string, depth int) error
+	visit = func(dir string, depth int) error {
 		entries, err := r.fs.ReadDir(dir)
 		if err != nil {
 			return err
@@ -174,7 +180,10 @@ func (r *Repository) walk(root string, found func(rel string)) error {
 			switch {
 			case strings.HasPrefix(e.Name(), "."):
 			case e.IsDir():
-				if err := visit(name); err != nil {
+				if depth >= keyfile.MaxNesting || platform.TrustedDir(r.fs, name) != nil {
+					continue
+				}
+				if err := visit(name, depth+1); err != nil {
 					return err
 				}
 			case e.Type()&fs.ModeType == 0 && strings.HasSuffix(e.Name(), recordSuffix):
@@ -187,7 +196,7 @@ func (r *Repository) walk(root string, found func(rel string)) error {
 		}
 		return nil
 	}
-	return visit(root)
+	return visit(root, 0)
 }
 
 // maxRecordFile bounds a record file: a record holds one identity stamp
@@ -195,14 +204,33 @@ func (r *Repository) walk(root string, found func(rel string)) error {
 // longer is not a record, and is not read whole.
 const maxRecordFile = 4 * platform.MaxIdentityJSON
 
+// checkNested refuses the directories a long key's record is nested in
+// (keyfile.Path) unless this user can trust them: in a sticky store
+// directory another user may make one first, or plant a link there. A
+// missing one is fine.
+func (r *Repository) checkNested(op, key, path string) error {
+	for d := filepath.Dir(path); len(d) > len(r.dir); d = filepath.Dir(d) {
+		if err := platform.TrustedDir(r.fs, d); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return &store.RepositoryError{Op: op, Key: key, Err: err}
+		}
+	}
+	return nil
+}
+
 // read returns the record in path; a missing file is no record.
 func (r *Repository) read(op, key, path string) (store.Record, bool, error) {
-	data, err := r.fs.ReadFile(path, maxRecordFile)
+	if err := r.checkNested(op, key, path); err != nil {
+		return store.Record{}, false, err
+	}
+	data, err := r.fs.ReadOwnFile(path, maxRecordFile)
 	if errors.Is(err, fs.ErrNotExist) {
 		return store.Record{}, false, nil
 	}
-	if errors.Is(err, platform.ErrNotRegular) || errors.Is(err, platform.ErrSymlink) || errors.Is(err, platform.ErrTooLarge) {
-		// Not a record: something planted in the store, read no further.
+	if errors.Is(err, platform.ErrNotRegular) || errors.Is(err, platform.ErrSymlink) || errors.Is(err, platform.ErrTooLarge) ||
+		errors.Is(err, platform.ErrNotOwned) || errors.Is(err, platform.ErrLinked) {
+		// Not a record of ours: something planted in the store (another
+		// user's file, a link, a FIFO), read no further and trusted in
+		// nothing.
 		return store.Record{}, false, &store.RepositoryError{Op: op, Key: key, Err: &store.CorruptRecordError{Key: key, Where: path, Err: err}}
 	}
 	if err != nil {

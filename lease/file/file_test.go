@@ -188,8 +188,8 @@ func TestFaults(t *testing.T) {
 		do    func(t *testing.T, r store.Repository, key string, rev store.Revision) error
 		op    string
 	}{
-		{"load read", repotest.FaultOn(platformtest.OpReadFile, ".json"), "k", load, "load"},
-		{"save read", repotest.FaultOn(platformtest.OpReadFile, ".json"), "k", save, "save"},
+		{"load read", repotest.FaultOn(platformtest.OpReadOwnFile, ".json"), "k", load, "load"},
+		{"save read", repotest.FaultOn(platformtest.OpReadOwnFile, ".json"), "k", save, "save"},
 		{"save write", repotest.FaultOn(platformtest.OpWriteFileAtomic, ".json"), "k", save, "save"},
 		{"save lock", repotest.FaultOn(platformtest.OpTryLock, ".lock"), "k", save, "save"},
 		{"save lock directory", repotest.FaultOn(platformtest.OpMkdirAll, ""), long, save, "save"},

@@ -15,6 +15,7 @@ type Op string
 // The operations of platform.FS.
 const (
 	OpReadFile        Op = "ReadFile"
+	OpReadOwnFile     Op = "ReadOwnFile"
 	OpCreateExclusive Op = "CreateExclusive"
 	OpWriteFileAtomic Op = "WriteFileAtomic"
 	OpRename          Op = "Rename"
@@ -69,6 +70,11 @@ func run[T any](f *FS, op Op, name string, do func() (T, error)) (T, error) {
 func runErr(f *FS, op Op, name string, do func() error) error {
 	_, err := run(f, op, name, func() (struct{}, error) { return struct{}{}, do() })
 	return err
+}
+
+// ReadOwnFile implements platform.FS.
+func (f *FS) ReadOwnFile(name string, limit int) ([]byte, error) {
+	return run(f, OpReadOwnFile, name, func() ([]byte, error) { return f.base.ReadOwnFile(name, limit) })
 }
 
 // ReadFile implements platform.FS.

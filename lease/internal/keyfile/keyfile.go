@@ -126,6 +126,10 @@ const FenceSuffix = ".fence"
 // file systems allow in one name.
 const segmentLen = 200
 
+// MaxNesting is the most directories Path puts a file in below dir: a
+// key's encoding is at most three bytes a byte of store.MaxKeyLen.
+const MaxNesting = (3*store.MaxKeyLen - 1) / segmentLen
+
 // Path returns the path under dir of key's file with suffix, and
 // whether it lies in a subdirectory of dir (which then may need creating).
 //
