@@ -139,8 +139,8 @@ func TestKilledCollabsJobsKeepTheLock(t *testing.T) {
 		t.Fatalf("collab lock while the killed holder's job runs: exit %d, stderr %q; want %d naming the guard", code, errOut, exitHeld)
 	}
 	code, out, errOut := runCLI(t, "", "lock", "status", path)
-	if code != 0 || !strings.Contains(out, guardSuffix) {
-		t.Fatalf("collab lock status: exit %d, stdout %q, stderr %q; want held by the guard", code, out, errOut)
+	if code != 0 || !strings.Contains(out, guardSuffix) || !strings.Contains(out, "taken by pid "+strconv.Itoa(first.Process.Pid)) {
+		t.Fatalf("collab lock status: exit %d, stdout %q, stderr %q; want held by the guard, which the killed collab %d took", code, out, errOut, first.Process.Pid)
 	}
 
 	// The waiter's command looks for the first command's processes (a

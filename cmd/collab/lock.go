@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -95,6 +96,15 @@ func lockPlatform(lockFile bool) *platform.Platform {
 		p = &c
 	}
 	return p
+}
+
+// joinInts writes ns as a comma-separated list.
+func joinInts(ns []int) string {
+	s := make([]string, len(ns))
+	for i, n := range ns {
+		s[i] = strconv.Itoa(n)
+	}
+	return strings.Join(s, ", ")
 }
 
 // lockFailed reports a failed acquisition: held (or timed out waiting)
@@ -235,6 +245,9 @@ type lockStatus struct {
 	// Guard: the lock is free, but processes of a command that ran under
 	// it still hold its guard, so `collab lock` waits for them.
 	Guard bool `json:"guard,omitempty"`
+	// GuardPIDs are the processes the kernel names as holding the guard,
+	// where it can tell (linux).
+	GuardPIDs []int `json:"guardPids,omitempty"`
 	// LockPID is the process the kernel names as holding a SQLite lock;
 	// StampMismatch says that Holder (its stamp) names another one.
 	LockPID       int  `json:"lockPid,omitempty"`
@@ -258,22 +271,19 @@ func runLockStatus(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "collab lock status: %v\n", err)
 		return 2
 	}
-	guarded := false
+	guarded, guardPIDs := false, []int(nil)
 	if !r.Held {
-		if guarded, err = platform.FileLocked(path + guardSuffix); err != nil {
-			fmt.Fprintf(stderr, "collab lock status: %v\n", err)
-			return 2
-		}
+		guarded, guardPIDs = guardStatus(path+guardSuffix, stderr)
 	}
 	if *asJSON {
-		st := lockStatus{Path: path, Held: r.Held || guarded, Guard: guarded, LockPID: r.LockPID, StampMismatch: r.StampMismatch}
+		st := lockStatus{Path: path, Held: r.Held || guarded, Guard: guarded, GuardPIDs: guardPIDs, LockPID: r.LockPID, StampMismatch: r.StampMismatch}
 		if r.Holder != nil {
 			st.Holder = r.Holder
 		}
 		b, _ := json.Marshal(st)
 		fmt.Fprintf(stdout, "%s\n", b)
 	} else {
-		fmt.Fprintln(stdout, describeStatus(path, r, guarded))
+		fmt.Fprintln(stdout, describeStatus(path, r, guarded, guardPIDs))
 	}
 	if r.Held || guarded {
 		return 0
@@ -281,8 +291,28 @@ func runLockStatus(args []string, stdout, stderr io.Writer) int {
 	return 1
 }
 
-func describeStatus(path string, r plock.Report, guarded bool) string {
+// guardStatus says whether the guard at name is held, and by which
+// processes where the kernel tells. A guard that is not a regular file
+// (a FIFO or a link another user planted) is named on stderr, and is not
+// held: collab lock refuses it, naming it.
+func guardStatus(name string, stderr io.Writer) (bool, []int) {
+	guarded, err := platform.FileLocked(name)
+	if err != nil {
+		fmt.Fprintf(stderr, "collab lock status: warning: %v; collab lock refuses it\n", err)
+		return false, nil
+	}
+	if !guarded {
+		return false, nil
+	}
+	pids, _ := platform.FlockHolders(name) // for people: unknown is fine
+	return true, pids
+}
+
+func describeStatus(path string, r plock.Report, guarded bool, guardPIDs []int) string {
 	switch {
+	case guarded && len(guardPIDs) > 0:
+		return fmt.Sprintf("%s: %s (the guard was taken by pid %s; its descriptor may have passed to other processes since)",
+			path, errGuardHeld, joinInts(guardPIDs))
 	case guarded:
 		return path + ": " + errGuardHeld.Error()
 	case !r.Held:

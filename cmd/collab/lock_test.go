@@ -177,7 +177,7 @@ func TestLockWarnsOfASharedDirectory(t *testing.T) {
 // whoever holds the lock; it reaches the terminal quoted.
 func TestLockStatusEscapesTheHost(t *testing.T) {
 	r := plock.Report{Held: true, Holder: &platform.Identity{PID: 7, Host: "\x1b[2Jbox"}}
-	got := describeStatus("app.lock", r, false)
+	got := describeStatus("app.lock", r, false, nil)
 	if strings.Contains(got, "\x1b") || !strings.Contains(got, `\x1b[2Jbox`) {
 		t.Fatalf("describeStatus = %q, want the host quoted", got)
 	}
@@ -207,7 +207,7 @@ func TestCommandGetsNoPrivateVariables(t *testing.T) {
 // planted, and the holder is the kernel's.
 func TestLockStatusTellsAStampThatDoesNotMatch(t *testing.T) {
 	r := plock.Report{Held: true, Holder: &platform.Identity{PID: 1, Host: "box"}, LockPID: 4321, StampMismatch: true}
-	got := describeStatus("app.lock", r, false)
+	got := describeStatus("app.lock", r, false, nil)
 	if want := "app.lock: held by pid 4321; its .holder stamp names pid 1 on box, which does not hold it (stale or planted)"; got != want {
 		t.Fatalf("describeStatus = %q, want %q", got, want)
 	}

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/rivus/collab/platform/platformtest"
@@ -78,5 +79,24 @@ func TestPlantedGuardRefused(t *testing.T) {
 	code, out, errOut = runCLI(t, "", "lock", private, "--", "echo", "ran")
 	if code != 1 || out != "" || !strings.Contains(errOut, "more than one hard link") {
 		t.Errorf("hard-linked guard: exit %d, stdout %q, stderr %q; want 1, naming the link", code, out, errOut)
+	}
+}
+
+// TestLockStatusNamesAPlantedGuard: a FIFO where the guard belongs (as
+// another user could plant in a shared directory) does not hang or fail
+// collab lock status: it says the lock is free and names the FIFO, which
+// collab lock refuses, naming it.
+func TestLockStatusNamesAPlantedGuard(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "app.lock")
+	if err := syscall.Mkfifo(path+guardSuffix, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut := runCLI(t, "", "lock", "status", path)
+	if code != 1 || !strings.Contains(out, "free") || !strings.Contains(errOut, path+guardSuffix) {
+		t.Errorf("status: exit %d, stdout %q, stderr %q; want free, naming the guard", code, out, errOut)
+	}
+	code, out, errOut = runCLI(t, "", "lock", path, "--", "echo", "ran")
+	if code != 1 || out != "" || !strings.Contains(errOut, path+guardSuffix) || !strings.Contains(errOut, "not a regular file") {
+		t.Errorf("lock: exit %d, stdout %q, stderr %q; want refused, naming the guard", code, out, errOut)
 	}
 }
