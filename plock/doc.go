@@ -81,6 +81,16 @@
 //
 // # Limits
 //
+// A SQLite lock lives only in a directory that its owner (this user or
+// root) alone can write: SQLite opens the database's journal by name and
+// follows links, so a journal another user planted, or a link planted
+// between a check and the open, would be used. Anywhere else (/tmp, any
+// sticky or group-writable directory) Acquire fails with a
+// *platform.SharedDirError naming the directory and the lock-file mode
+// (a platform without SQLite), which every user of such a lock must then
+// take. The database and its journal must be this user's single-link
+// regular files, the database private (*platform.SQLiteFileError).
+//
 // The SQLite lock database is created 0600: a user who could read it
 // could hold a read transaction open and keep every holder out. So only
 // its owner (and root) can take the lock or ask IsHeld; others get the

@@ -4,6 +4,15 @@
 // leases through another repository links no SQLite. A nil platform is
 // sqlite.OS() of platform/sqlite, with modernc.org/sqlite.
 //
+// The database lives only in a directory that its owner (this user or
+// root) alone can write: SQLite opens its -wal and -shm by name and
+// follows links, so a -wal another user planted would be replayed into it
+// and a planted -shm would hold its write lock. Anywhere else Open fails
+// with a *platform.SharedDirError that names the directory and the file
+// store (package lease/file), and the database and its companions must be
+// this user's single-link regular files, the database private
+// (*platform.SQLiteFileError).
+//
 // [Open] opens the database through the platform's SQLite with
 // journal_mode=WAL (readers never wait for the writer),
 // busy_timeout=10s, and _txlock=immediate, so every write transaction is
