@@ -48,3 +48,25 @@ func TestSQLiteLockInSharedDirRefused(t *testing.T) {
 		}
 	}
 }
+
+// TestPlantedReclaimLockRefused: another user (nobody) who makes
+// PATH.reclaim first in a shared directory, and holds its flock, kept a
+// dead holder's lock file from ever being reclaimed, every attempt told
+// the lock was held. The reclaim lock is refused as not this user's,
+// naming it: the caller learns what blocks the lock.
+func TestPlantedReclaimLockRefused(t *testing.T) {
+	platformtest.NeedRoot(t)
+	f := newFileFake(t)
+	path := filepath.Join(platformtest.SharedDir(t, true), "app.lock")
+	holder := f.Processes.Start()
+	mustAcquire(t, otherProcess(f, holder), path)
+	f.Processes.Kill(holder.PID)
+	f.Processes.Reap(holder.PID)
+	if out, err := platformtest.AsNobody(t, `: > "$1.reclaim" && chmod 666 "$1.reclaim"`, path); err != nil {
+		t.Fatalf("planting as nobody: %v: %s", err, out)
+	}
+	_, err := Acquire(context.Background(), f.Platform, path, Options{})
+	if !errors.Is(err, platform.ErrNotOwned) || !strings.Contains(err.Error(), path+".reclaim") {
+		t.Fatalf("Acquire over a dead holder beside another user's reclaim lock = %v; want an error naming it, not its owner's", err)
+	}
+}
