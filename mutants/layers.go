@@ -1,14 +1,11 @@
 package main
 
 import (
-	"bufio"
 	"context"
-	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
-	"slices"
 	"strings"
 	"time"
 )
@@ -160,23 +157,13 @@ func checkFinding(stdout, stderr string) string {
 	return firstLine(stderr)
 }
 
-// runMonitor runs the monitor command, if there is one: a non-zero exit
-// is a catch.
-func runMonitor(ctx context.Context, cfg *config, s *scratch, m mutant) layerResult {
-	if cfg.monitor == "" {
-		return layerResult{status: notApplicable, detail: "no contract monitors yet"}
+// runMonitor runs the tests of the monitored packages with the contract
+// monitors on.
+func runMonitor(ctx context.Context, cfg *config, s *scratch, _ mutant) layerResult {
+	if len(cfg.monitor) == 0 {
+		return layerResult{status: notApplicable, detail: "no monitored packages"}
 	}
-	res := runBounded(ctx, s.repo, []string{"COLLAB=" + s.bin, "MUTANT=" + m.name}, cfg.limits[monitor], "sh", "-c", cfg.monitor)
-	lr := layerResult{took: res.took}
-	switch {
-	case res.timedOut, res.startErr != nil:
-		lr.status, lr.detail = broken, failure(res)
-	case res.code != 0:
-		lr.status, lr.detail = caught, lastLine(res.stdout+"\n"+res.stderr)
-	default:
-		lr.status = missed
-	}
-	return lr
+	return monitorLayer(ctx, s.repo, cfg.monitor, cfg.limits[monitor])
 }
 
 // demoRun is the verdict of one campaign run.
@@ -329,9 +316,7 @@ func runUnit(ctx context.Context, cfg *config, s *scratch, m mutant) layerResult
 	if len(pkgs) == 0 {
 		return layerResult{status: notApplicable, detail: "no Go package touched"}
 	}
-	limit := cfg.limits[unit]
-	args := append([]string{"test", "-json", "-count=1", "-trimpath", "-timeout", limit.String()}, pkgs...)
-	res := runBounded(ctx, s.repo, nil, limit+2*time.Minute, goCommand(), args...)
+	res := goTest(ctx, s.repo, "", pkgs, cfg.limits[unit])
 	lr := layerResult{took: res.took}
 	switch {
 	case res.timedOut, res.startErr != nil:
@@ -345,89 +330,6 @@ func runUnit(ctx context.Context, cfg *config, s *scratch, m mutant) layerResult
 		lr.status, lr.detail = missed, strings.Join(pkgs, " ")
 	}
 	return lr
-}
-
-// testEvent is a line of go test -json.
-type testEvent struct {
-	Action      string
-	Package     string
-	Test        string
-	Output      string
-	FailedBuild string
-}
-
-// testFailures names what failed in go test -json output, by package:
-// its top-level tests that failed, the test a timeout stopped, a build
-// failure.
-func testFailures(out string) string {
-	type pkgFail struct {
-		tests    []string
-		timedOut bool
-		running  string // the first test running when the timeout struck
-		listing  bool   // the output lists the running tests
-		build    bool
-		failed   bool
-	}
-	fails := map[string]*pkgFail{}
-	var order []string
-	sc := bufio.NewScanner(strings.NewReader(out))
-	sc.Buffer(make([]byte, 1<<20), 1<<20)
-	for sc.Scan() {
-		var e testEvent
-		if json.Unmarshal(sc.Bytes(), &e) != nil || e.Package == "" {
-			continue
-		}
-		pkg := strings.TrimPrefix(e.Package, "github.com/rivus/collab/")
-		f := fails[pkg]
-		if f == nil {
-			f = &pkgFail{}
-			fails[pkg] = f
-			order = append(order, pkg)
-		}
-		line := strings.TrimSpace(e.Output)
-		switch {
-		case e.Action == "fail" && e.Test == "":
-			f.failed, f.build = true, e.FailedBuild != ""
-		case e.Action == "fail" && !strings.Contains(e.Test, "/") && !slices.Contains(f.tests, e.Test):
-			f.tests = append(f.tests, e.Test)
-		case e.Action != "output":
-		case strings.HasPrefix(line, "panic: test timed out"):
-			f.timedOut = true
-		case f.timedOut && line == "running tests:":
-			f.listing = true
-		case f.listing && line != "" && f.running == "":
-			f.running, _, _ = strings.Cut(line, " ")
-		case f.listing && line == "":
-			f.listing = false
-		}
-	}
-	var parts []string
-	for _, pkg := range order {
-		f := fails[pkg]
-		if !f.failed {
-			continue
-		}
-		what := strings.Join(f.tests, ", ")
-		var end string
-		switch {
-		case f.build:
-			end = "build failed"
-		case f.timedOut && f.running != "":
-			end = "timed out in " + f.running
-		case f.timedOut:
-			end = "timed out"
-		case what == "":
-			end = "failed outside any test"
-		}
-		switch {
-		case what == "":
-			what = end
-		case end != "":
-			what += ", then " + end
-		}
-		parts = append(parts, pkg+": "+what)
-	}
-	return strings.Join(parts, "; ")
 }
 
 // goCommand is the go command: go run puts its own first on PATH.

@@ -1,8 +1,9 @@
 // Command mutants measures which verification layer catches a planted bug.
 // It plants each mutant of mutants/*.patch, one at a time, in a scratch
 // copy of the repository (never the working tree), and runs the layers on
-// it: the model checker (`collab check`), the contract monitors (none yet:
-// -monitor runs one), short seeded torture campaigns (`collab demo` on
+// it: the model checker (`collab check`), the contract monitors (the tests
+// of the -monitor packages, built with them on), short seeded torture
+// campaigns (`collab demo` on
 // SQLite and on the file store) and the unit tests of the packages the
 // mutant touches. It prints a table of mutant → layers that caught it,
 // writes it to mutants/REPORT.md, and exits 0 only when the model checker,
@@ -42,7 +43,7 @@ type config struct {
 	duration time.Duration // of each campaign run
 	seeds    []int64       // one campaign run per seed and store
 	stores   []string      // the campaign's stores
-	monitor  string        // the monitor command, run with sh -c; "" is none
+	monitor  []string      // the packages whose tests run with the contract monitors on
 	baseline bool          // run the layers on the unmutated copy first
 	first    bool          // stop a mutant's layers at the first catch
 	report   string        // where the report goes; "" is nowhere
@@ -106,12 +107,12 @@ func parseFlags(args []string, stdout, stderr io.Writer) (*config, error) {
 	duration := fs.Duration("duration", 20*time.Second, "how long each campaign run makes faults")
 	seeds := fs.String("seeds", "1,2", "the campaign's seeds: one run per seed and store")
 	stores := fs.String("stores", "sqlite,file", "the campaign's stores (a mutant of lease/postgres runs on postgres instead)")
-	monitorCmd := fs.String("monitor", "", "the contract monitor's command, run with sh -c in the mutated copy, $COLLAB naming its collab binary; non-zero exit is a catch (default: none, n/a)")
+	monitorPkgs := fs.String("monitor", "", "the packages whose tests run with the contract monitors on (build tag collabmonitor), space-separated: a monitor's report in a failing run is a catch, another failure is reported as what it was (default: none, n/a)")
 	baseline := fs.Bool("baseline", true, "run the layers on the unmutated copy first: a layer that fails there makes its catches meaningless")
 	report := fs.String("report", "mutants/REPORT.md", "where to write the report, relative to the repository (\"\": nowhere)")
 	checkLimit := fs.Duration("check-timeout", 10*time.Minute, "time bound of the model checker")
 	unitLimit := fs.Duration("test-timeout", 2*time.Minute, "go test -timeout of the unit tests (a hanging mutant fails there)")
-	monitorLimit := fs.Duration("monitor-timeout", 5*time.Minute, "time bound of the monitor")
+	monitorLimit := fs.Duration("monitor-timeout", 5*time.Minute, "go test -timeout of the monitored tests (a hang is reported there, with its stack)")
 	first := fs.Bool("first", false, "stop a mutant's layers at the first that catches it (the baseline runs them all)")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
@@ -124,7 +125,7 @@ func parseFlags(args []string, stdout, stderr io.Writer) (*config, error) {
 		return nil, err
 	}
 	cfg := &config{root: root, only: splitList(*only), layers: map[layer]bool{}, duration: *duration,
-		stores: splitList(*stores), monitor: *monitorCmd, baseline: *baseline, first: *first, pgURL: os.Getenv("COLLAB_TEST_POSTGRES_URL"),
+		stores: splitList(*stores), monitor: strings.Fields(*monitorPkgs), baseline: *baseline, first: *first, pgURL: os.Getenv("COLLAB_TEST_POSTGRES_URL"),
 		limits: map[layer]time.Duration{check: *checkLimit, unit: *unitLimit, monitor: *monitorLimit}, out: stdout}
 	for _, name := range splitList(*layers) {
 		l, ok := layerNamed(name)

@@ -103,7 +103,7 @@ func TestTestFailures(t *testing.T) {
 		`{"Action":"fail","Package":"github.com/rivus/collab/fsm","FailedBuild":"github.com/rivus/collab/fsm [x.test]"}`,
 		`{"Action":"fail","Package":"github.com/rivus/collab/plat"}`,
 	}, "\n")
-	want := "lease: TestA, TestB; plock: TestC, then timed out in TestD; lanes: timed out in TestHang; fsm: build failed; plat: failed outside any test"
+	want := "lease: TestA, TestB; plock: TestC, then hung: timed out in TestD; lanes: hung: timed out in TestHang; fsm: build failed; plat: failed outside any test"
 	if got := testFailures(out); got != want {
 		t.Errorf("testFailures:\n got %s\nwant %s", got, want)
 	}

@@ -1,0 +1,54 @@
+package main
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestMonitorLayerIsHonest: under the monitor layer, a monitor's report
+// is a catch, a run that passes a miss, and a test that fails, a panic
+// and a hang are each reported as what they were, naming the test (and
+// where it hung), never as a catch.
+func TestMonitorLayerIsHonest(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, src string) {
+		path := filepath.Join(dir, name)
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(src), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("go.mod", "module example.com/m\n\ngo 1.22\n")
+	test := func(pkg, body string) {
+		write(pkg+"/x_test.go", "package "+pkg+"\n\nimport (\n\t\"os\"\n\t\"testing\"\n)\n\nvar _ = os.Exit\n\n"+
+			"func TestIt(t *testing.T) {\n"+body+"\n}\n\nfunc wait() { select {} }\n")
+	}
+	test("reports", `	os.Stderr.WriteString("lease: contract monitor: key \"k\": a duty broke\n")
+	os.Exit(2)`)
+	test("passes", ``)
+	test("fails", `	t.Fatal("an ordinary failure")`)
+	test("panics", `	panic("boom")`)
+	test("hangs", `	wait()`)
+	for _, tc := range []struct {
+		pkg    string
+		status status
+		detail string
+	}{
+		{"reports", caught, `lease: contract monitor: key "k": a duty broke`},
+		{"passes", missed, ""},
+		{"fails", broken, "no monitor's report: example.com/m/fails: TestIt"},
+		{"panics", broken, "no monitor's report: example.com/m/panics: TestIt, then panic in TestIt"},
+		{"hangs", broken, "no monitor's report: example.com/m/hangs: hung: timed out in TestIt at example.com/m/hangs.wait("},
+	} {
+		lr := monitorLayer(context.Background(), dir, []string{"./" + tc.pkg}, 3*time.Second)
+		if lr.status != tc.status || !strings.HasPrefix(lr.detail, tc.detail) {
+			t.Errorf("%s: %v %q, want %v %q", tc.pkg, lr.status, lr.detail, tc.status, tc.detail)
+		}
+	}
+}
