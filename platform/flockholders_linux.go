@@ -15,9 +15,24 @@ import (
 // the file at name, from the kernel's table of locks (/proc/locks), for
 // people to read: a pid there is the process that took the lock, which
 // may have passed its descriptor on and ended since. It follows no link
-// at name. Where the kernel has no such table (not linux), it returns
-// nil.
+// at name. Where the kernel has no such table (not linux), it fails with
+// errors.ErrUnsupported.
 func FlockHolders(name string) ([]int, error) {
+	return lockHolders(name, "FLOCK", 0, -1)
+}
+
+// RecordLockHolders returns the pids of the processes that hold a POSIX
+// record lock (fcntl) on bytes start to end of the file at name, as the
+// kernel's table lists them, which anyone may read: a user who may not
+// open the file learns who holds it. Where the kernel has no such table
+// (not linux), it fails with errors.ErrUnsupported.
+func RecordLockHolders(name string, start, end int64) ([]int, error) {
+	return lockHolders(name, "POSIX", start, end)
+}
+
+// lockHolders reads /proc/locks for the locks of kind on name; for
+// POSIX, those overlapping start to end.
+func lockHolders(name, kind string, start, end int64) ([]int, error) {
 	var st unix.Stat_t
 	if err := unix.Lstat(name, &st); err != nil {
 		return nil, &os.PathError{Op: "lstat", Path: name, Err: err}
@@ -32,9 +47,12 @@ func FlockHolders(name string) ([]int, error) {
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
 		// "1: FLOCK  ADVISORY  WRITE 1234 fd:00:5678 0 EOF"; a waiter's
-		// line has "->" after the number.
+		// line has "->" after the number, and is not a holder.
 		fields := strings.Fields(sc.Text())
-		if len(fields) < 6 || fields[1] != "FLOCK" || fields[5] != want {
+		if len(fields) < 8 || fields[1] != kind || fields[5] != want {
+			continue
+		}
+		if kind == "POSIX" && !overlaps(fields[6], fields[7], start, end) {
 			continue
 		}
 		if pid, err := strconv.Atoi(fields[4]); err == nil && !slices.Contains(pids, pid) {
@@ -42,4 +60,18 @@ func FlockHolders(name string) ([]int, error) {
 		}
 	}
 	return pids, sc.Err()
+}
+
+// overlaps reports whether the locked range from to (a number or EOF)
+// overlaps start to end.
+func overlaps(from, to string, start, end int64) bool {
+	lo, err := strconv.ParseInt(from, 10, 64)
+	if err != nil {
+		return false
+	}
+	if to == "EOF" {
+		return lo <= end
+	}
+	hi, err := strconv.ParseInt(to, 10, 64)
+	return err == nil && lo <= end && hi >= start
 }

@@ -93,9 +93,12 @@
 //
 // The SQLite lock database is created 0600: a user who could read it
 // could hold a read transaction open and keep every holder out. So only
-// its owner (and root) can take the lock or ask IsHeld; others get the
-// open's permission error, and read who holds it from the .holder stamp,
-// which is 0644. A lock file is 0644 too: its stamp is all it holds.
+// its owner (and root) can take the lock. Another user (a client of a root
+// daemon) may still ask IsHeld and Inspect: on linux they answer from the
+// kernel's table of locks (/proc/locks), which anyone may read, with the
+// holder's pid; elsewhere they return the open's permission error, and
+// who holds it is read from the .holder stamp, which is 0644. A lock file
+// is 0644 too: its stamp is all it holds.
 //
 // Local directories only: neither SQLite's locks nor lock files are
 // reliable on NFS. Holders of lock files are judged by process, so every

@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"errors"
+	"github.com/rivus/collab/platform/platformtest"
 	"io"
 	"os"
 	"os/exec"
@@ -211,27 +212,10 @@ func TestReadOnlyDirectorySaysPermissionDenied(t *testing.T) {
 		return errOut
 	}
 	if os.Geteuid() == 0 {
-		bin := filepath.Join(dir, "collab")
-		if err := os.Chmod(dir, 0o755); err != nil {
-			t.Fatal(err)
-		}
-		data, err := os.ReadFile(os.Args[0])
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(bin, data, 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.Chmod(dir, 0o555); err != nil {
-			t.Fatal(err)
-		}
+		asNobody := collabAsNobody(t)
 		run = func(args ...string) string {
-			cmd := exec.Command(bin, args...)
-			cmd.Dir = dir
-			cmd.Env = append(os.Environ(), asCollabEnv+"=1")
-			cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
-			out, _ := cmd.CombinedOutput()
-			return string(out)
+			out, _ := asNobody(dir, args...)
+			return out
 		}
 	}
 	for _, args := range [][]string{
@@ -268,5 +252,76 @@ func TestNestedLockKeepsTheOuterGuard(t *testing.T) {
 	}
 	if err := syscall.Kill(pids[1], syscall.SIGKILL); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// collabAsNobody returns a runner of this test binary as collab, run as
+// nobody in a directory: a copy of it that nobody may run. Only root can
+// use it.
+func collabAsNobody(t *testing.T) func(dir string, args ...string) (string, int) {
+	t.Helper()
+	binDir, err := os.MkdirTemp("", "collab-bin-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(binDir) })
+	if err := os.Chmod(binDir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(os.Args[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin := filepath.Join(binDir, "collab")
+	if err := os.WriteFile(bin, data, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return func(dir string, args ...string) (string, int) {
+		cmd := exec.Command(bin, args...)
+		cmd.Dir = dir
+		cmd.Env = append(os.Environ(), asCollabEnv+"=1")
+		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
+		out, _ := cmd.CombinedOutput()
+		return string(out), cmd.ProcessState.ExitCode()
+	}
+}
+
+// TestOtherUserReadsADaemonsLockStatus: a root daemon's SQLite lock in a
+// root-owned directory others may read (0755) is private (0600), so an
+// unprivileged user cannot open it; collab lock status, run as nobody,
+// still says it is held and by which pid (the kernel's table of locks),
+// then, once released but guarded by a job of its command, that its guard
+// is held, then that it is free.
+func TestOtherUserReadsADaemonsLockStatus(t *testing.T) {
+	platformtest.NeedRoot(t)
+	dir, err := os.MkdirTemp("", "collab-daemon-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	if err := os.Chmod(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, "daemon.lock")
+	status := collabAsNobody(t)
+	daemon, pids := startCollab(t, "lock", path, "--", "sh", "-c", "sleep 60 >/dev/null 2>&1 & echo $$ $!; wait")
+	if out, code := status(dir, "lock", "status", path); code != 0 || !strings.Contains(out, "held by pid "+strconv.Itoa(daemon.Process.Pid)) {
+		t.Fatalf("status as nobody while the daemon holds it: exit %d, %q; want held by pid %d", code, out, daemon.Process.Pid)
+	}
+	killCollab(t, daemon) // the command dies with it; its job runs on, with the guard
+	if !gone(pids[0]) {
+		t.Fatal("the daemon's command outlived it")
+	}
+	if out, code := status(dir, "lock", "status", path); code != 0 || !strings.Contains(out, guardSuffix) || !strings.Contains(out, "taken by pid "+strconv.Itoa(daemon.Process.Pid)) {
+		t.Fatalf("status as nobody while the command's job holds the guard: exit %d, %q; want the guard held, taken by pid %d", code, out, daemon.Process.Pid)
+	}
+	if err := syscall.Kill(pids[1], syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	if !gone(pids[1]) {
+		t.Fatal("the job outlived SIGKILL")
+	}
+	if out, code := status(dir, "lock", "status", path); code != 1 || !strings.Contains(out, "free") {
+		t.Fatalf("status as nobody once the job is gone: exit %d, %q; want free", code, out)
 	}
 }

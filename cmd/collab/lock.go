@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -297,6 +298,15 @@ func runLockStatus(args []string, stdout, stderr io.Writer) int {
 // held: collab lock refuses it, naming it.
 func guardStatus(name string, stderr io.Writer) (bool, []int) {
 	guarded, err := platform.FileLocked(name)
+	if errors.Is(err, fs.ErrPermission) {
+		// Another user's guard (a root daemon's lock): the kernel's
+		// table of locks says who holds it, where there is one (linux).
+		if pids, lerr := platform.FlockHolders(name); lerr == nil {
+			return len(pids) > 0, pids
+		}
+		fmt.Fprintf(stderr, "collab lock status: warning: %v; whether its guard is held is unknown\n", err)
+		return false, nil
+	}
 	if err != nil {
 		fmt.Fprintf(stderr, "collab lock status: warning: %v; collab lock refuses it\n", err)
 		return false, nil
