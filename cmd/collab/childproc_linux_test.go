@@ -199,14 +199,7 @@ func TestKilledLeaseRunsCommandDies(t *testing.T) {
 // directory the user cannot write names the path and the cause. Root may
 // write anywhere: as root, collab runs as nobody; CI runs as root.
 func TestReadOnlyDirectorySaysPermissionDenied(t *testing.T) {
-	dir, err := os.MkdirTemp("", "collab-readonly-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	if err := os.Chmod(dir, 0o555); err != nil {
-		t.Fatal(err)
-	}
+	dir := platformtest.ModeDir(t, 0o555)
 	run := func(args ...string) string {
 		_, _, errOut := runCLI(t, "", args...)
 		return errOut
@@ -260,14 +253,7 @@ func TestNestedLockKeepsTheOuterGuard(t *testing.T) {
 // use it.
 func collabAsNobody(t *testing.T) func(dir string, args ...string) (string, int) {
 	t.Helper()
-	binDir, err := os.MkdirTemp("", "collab-bin-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(binDir) })
-	if err := os.Chmod(binDir, 0o755); err != nil {
-		t.Fatal(err)
-	}
+	binDir := platformtest.ModeDir(t, 0o755)
 	data, err := os.ReadFile(os.Args[0])
 	if err != nil {
 		t.Fatal(err)
@@ -294,14 +280,7 @@ func collabAsNobody(t *testing.T) func(dir string, args ...string) (string, int)
 // is held, then that it is free.
 func TestOtherUserReadsADaemonsLockStatus(t *testing.T) {
 	platformtest.NeedRoot(t)
-	dir, err := os.MkdirTemp("", "collab-daemon-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	if err := os.Chmod(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
+	dir := platformtest.ModeDir(t, 0o755)
 	path := filepath.Join(dir, "daemon.lock")
 	status := collabAsNobody(t)
 	daemon, pids := startCollab(t, "lock", path, "--", "sh", "-c", "sleep 60 >/dev/null 2>&1 & echo $$ $!; wait")

@@ -41,15 +41,23 @@ func AsNobody(t testing.TB, script string, args ...string) (string, error) {
 // as /tmp: mode 1777, or 0777 without sticky, removed when t ends.
 func SharedDir(t testing.TB, sticky bool) string {
 	t.Helper()
-	dir, err := os.MkdirTemp("", "collab-shared-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = os.RemoveAll(dir) })
 	mode := os.FileMode(0o777)
 	if sticky {
 		mode |= os.ModeSticky
 	}
+	return ModeDir(t, mode)
+}
+
+// ModeDir returns a new directory under the system's temporary directory
+// with mode, removed when t ends: unlike t.TempDir's, its parents let
+// other users in (a 0755 one is a daemon's, which others may read).
+func ModeDir(t testing.TB, mode os.FileMode) string {
+	t.Helper()
+	dir, err := os.MkdirTemp("", "collab-test-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = os.RemoveAll(dir) })
 	if err := os.Chmod(dir, mode); err != nil {
 		t.Fatal(err)
 	}
