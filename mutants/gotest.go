@@ -4,22 +4,48 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"slices"
 	"strings"
 	"time"
 )
 
-// goTest runs go test -json over pkgs in dir, with the build tags tags
-// (maybe ""), bounded by limit: go test's own timeout, so that a hanging
-// test is reported by go test with its stack. The bound of the whole
-// command adds time to build the packages, and fires only when the build
-// itself hangs.
-func goTest(ctx context.Context, dir, tags string, pkgs []string, limit time.Duration) ran {
-	args := []string{"test", "-json", "-count=1", "-trimpath", "-timeout", limit.String()}
-	if tags != "" {
-		args = append(args, "-tags", tags)
-	}
+// goTest runs go test -json over pkgs in dir, with the flags flags
+// (-race, -tags ...), bounded by limit: go test's own timeout, so that a
+// hanging test is reported by go test with its stack. The bound of the
+// whole command adds time to build the packages, and fires only when the
+// build itself hangs.
+func goTest(ctx context.Context, dir string, flags, pkgs []string, limit time.Duration) ran {
+	args := append([]string{"test", "-json", "-count=1", "-trimpath", "-timeout", limit.String()}, flags...)
 	return runBounded(ctx, dir, nil, limit+2*time.Minute, goCommand(), append(args, pkgs...)...)
+}
+
+// withImporters returns pkgs (./-relative package paths of the module in
+// dir) and the module's packages that import one of them directly, or
+// whose tests do, sorted: a bug in a package often shows in the tests of
+// its users.
+func withImporters(ctx context.Context, dir string, pkgs []string) ([]string, error) {
+	res := runBounded(ctx, dir, nil, 2*time.Minute, goCommand(), "list", "-f", "{{.ImportPath}}{{range .Imports}} {{.}}{{end}}{{range .TestImports}} {{.}}{{end}}{{range .XTestImports}} {{.}}{{end}}", "./...")
+	if res.code != 0 {
+		return nil, errors.New("go list: " + failure(res))
+	}
+	const module = "github.com/rivus/collab"
+	rel := func(ip string) string { return "./" + strings.TrimPrefix(strings.TrimPrefix(ip, module), "/") }
+	out := slices.Clone(pkgs)
+	for line := range strings.SplitSeq(strings.TrimSpace(res.stdout), "\n") {
+		fields := strings.Fields(line)
+		if len(fields) == 0 {
+			continue
+		}
+		for _, imp := range fields[1:] {
+			if strings.HasPrefix(imp, module) && slices.Contains(pkgs, rel(imp)) {
+				out = append(out, rel(fields[0]))
+				break
+			}
+		}
+	}
+	slices.Sort(out)
+	return slices.Compact(out), nil
 }
 
 // monitorLayer runs the tests of pkgs in dir with the contract monitors
@@ -29,7 +55,7 @@ func goTest(ctx context.Context, dir, tags string, pkgs []string, limit time.Dur
 // and no miss, and is reported as what it was, with the test, and for a
 // hang the stack of the test that hung.
 func monitorLayer(ctx context.Context, dir string, pkgs []string, limit time.Duration) layerResult {
-	res := goTest(ctx, dir, "collabmonitor", pkgs, limit)
+	res := goTest(ctx, dir, []string{"-tags", "collabmonitor"}, pkgs, limit)
 	lr := layerResult{took: res.took}
 	switch {
 	case res.timedOut, res.startErr != nil:

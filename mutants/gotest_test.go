@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -49,6 +50,26 @@ func TestMonitorLayerIsHonest(t *testing.T) {
 		lr := monitorLayer(context.Background(), dir, []string{"./" + tc.pkg}, 3*time.Second)
 		if lr.status != tc.status || !strings.HasPrefix(lr.detail, tc.detail) {
 			t.Errorf("%s: %v %q, want %v %q", tc.pkg, lr.status, lr.detail, tc.status, tc.detail)
+		}
+	}
+}
+
+// TestWithImporters: the unit layer runs the packages a mutant touches
+// and those of the module that import them directly, or whose tests do
+// (lease's tests run on the SQLite store), not the whole module.
+func TestWithImporters(t *testing.T) {
+	got, err := withImporters(context.Background(), "..", []string{"./lease/sqlite"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"./lease/sqlite", "./cmd/collab", "./linearizability/torture", "./lease"} {
+		if !slices.Contains(got, want) {
+			t.Errorf("withImporters(./lease/sqlite) = %v, without %s", got, want)
+		}
+	}
+	for _, not := range []string{"./lanes", "./plock", "./platform"} {
+		if slices.Contains(got, not) {
+			t.Errorf("withImporters(./lease/sqlite) = %v, with %s, which does not import it", got, not)
 		}
 	}
 }

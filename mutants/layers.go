@@ -301,8 +301,8 @@ func crashLine(path string) string {
 	return lastLine(string(data))
 }
 
-// runUnit runs go test on the packages m touches: a failure is a catch,
-// and names the tests that failed.
+// runUnit runs go test -race on the packages m touches and those that
+// import them: a failure is a catch, and names the tests that failed.
 func runUnit(ctx context.Context, cfg *config, s *scratch, m mutant) layerResult {
 	if m.needsPostgres() && cfg.pgURL == "" {
 		return layerResult{status: needsPG, detail: "COLLAB_TEST_POSTGRES_URL is unset"}
@@ -316,7 +316,11 @@ func runUnit(ctx context.Context, cfg *config, s *scratch, m mutant) layerResult
 	if len(pkgs) == 0 {
 		return layerResult{status: notApplicable, detail: "no Go package touched"}
 	}
-	res := goTest(ctx, s.repo, "", pkgs, cfg.limits[unit])
+	pkgs, err := withImporters(ctx, s.repo, pkgs)
+	if err != nil {
+		return layerResult{status: broken, detail: err.Error()}
+	}
+	res := goTest(ctx, s.repo, []string{"-race"}, pkgs, cfg.limits[unit])
 	lr := layerResult{took: res.took}
 	switch {
 	case res.timedOut, res.startErr != nil:
