@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 )
@@ -185,15 +186,13 @@ func (d demoRun) String() string {
 	return s
 }
 
-// runCampaign runs `collab demo` once per store and seed: a violation or
+// runCampaign runs `collab demo` once per seed on each store the mutant
+// can affect (its own, for a mutant of one store's code): a violation or
 // a worker that crashed is a catch; missing a --min-* target is not.
 func runCampaign(ctx context.Context, cfg *config, s *scratch, m mutant) layerResult {
-	stores := cfg.stores
-	if m.needsPostgres() {
-		if cfg.pgURL == "" {
-			return layerResult{status: needsPG, detail: "COLLAB_TEST_POSTGRES_URL is unset"}
-		}
-		stores = []string{"postgres"}
+	stores := m.campaignStores(cfg.stores)
+	if slices.Contains(stores, "postgres") && cfg.pgURL == "" {
+		return layerResult{status: needsPG, detail: "COLLAB_TEST_POSTGRES_URL is unset"}
 	}
 	// torture's own deadline, Duration × 2 + CheckTimeout × 2 + 30s,
 	// and a minute to spare.

@@ -219,3 +219,24 @@ func TestDropKeptSchema(t *testing.T) {
 		t.Errorf("the schema is still there (%d, %v)", n, err)
 	}
 }
+
+// TestCampaignStores: a mutant of one store's code runs the campaign on
+// that store alone, so that its catches are counted where it can have
+// any; a mutant of shared code runs on every store.
+func TestCampaignStores(t *testing.T) {
+	all := []string{"sqlite", "file"}
+	for _, tc := range []struct {
+		files []string
+		want  []string
+	}{
+		{[]string{"lease/file/file.go"}, []string{"file"}},
+		{[]string{"lease/sqlite/sqlite.go", "lease/file/file.go"}, []string{"sqlite", "file"}},
+		{[]string{"lease/postgres/postgres.go"}, []string{"postgres"}},
+		{[]string{"lease/file/file.go", "lease/internal/keyfile/keyfile.go"}, all},
+		{[]string{"spec/lease.fsm"}, all},
+	} {
+		if got := (mutant{files: tc.files}).campaignStores(all); !slices.Equal(got, tc.want) {
+			t.Errorf("campaignStores of %v = %v, want %v", tc.files, got, tc.want)
+		}
+	}
+}

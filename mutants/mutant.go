@@ -100,6 +100,32 @@ func (m mutant) needsPostgres() bool {
 	return slices.ContainsFunc(m.files, func(f string) bool { return strings.HasPrefix(f, "lease/postgres/") })
 }
 
+// storeDirs are the stores the campaign runs on, by the directory of
+// their code: a mutant there can affect that store alone.
+var storeDirs = map[string]string{"lease/sqlite/": "sqlite", "lease/file/": "file", "lease/postgres/": "postgres"}
+
+// campaignStores returns the stores of all a campaign of m runs on: the
+// stores whose code m changes, when it changes only stores' code, else
+// all of them.
+func (m mutant) campaignStores(all []string) []string {
+	var stores []string
+	for _, f := range m.files {
+		store := ""
+		for dir, name := range storeDirs {
+			if strings.HasPrefix(f, dir) {
+				store = name
+			}
+		}
+		if store == "" {
+			return all
+		}
+		if !slices.Contains(stores, store) {
+			stores = append(stores, store)
+		}
+	}
+	return stores
+}
+
 // changesSpec: fsm/ must be generated again after the patch.
 func (m mutant) changesSpec() bool {
 	return slices.ContainsFunc(m.files, func(f string) bool { return strings.HasPrefix(f, "spec/") })
