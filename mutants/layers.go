@@ -18,18 +18,21 @@ const (
 	check layer = iota
 	monitor
 	campaign
+	controls
 	unit
 )
 
 // allLayers in the order they run and are reported.
-var allLayers = []layer{check, monitor, campaign, unit}
+var allLayers = []layer{check, monitor, campaign, controls, unit}
 
 func (l layer) String() string {
-	return [...]string{"model checker", "monitor", "campaign", "unit tests"}[l]
+	return [...]string{"model checker", "monitor", "campaign", "checker's controls", "unit tests"}[l]
 }
 
 // flagName is the layer's name in -layers.
-func (l layer) flagName() string { return [...]string{"check", "monitor", "campaign", "unit"}[l] }
+func (l layer) flagName() string {
+	return [...]string{"check", "monitor", "campaign", "controls", "unit"}[l]
+}
 
 // strong: a catch by this layer is what the run asks of every mutant.
 func (l layer) strong() bool { return l != unit }
@@ -120,6 +123,8 @@ func runMutant(ctx context.Context, cfg *config, s *scratch, m mutant, apply boo
 			lr = runMonitor(ctx, cfg, s, m)
 		case campaign:
 			lr = runCampaign(ctx, cfg, s, m)
+		case controls:
+			lr = runControls(ctx, cfg, s, m)
 		case unit:
 			lr = runUnit(ctx, cfg, s, m)
 		}
@@ -300,6 +305,40 @@ func crashLine(path string) string {
 	return lastLine(string(data))
 }
 
+// checkerPackages are the history checker and the campaign that feeds
+// it: their tests are the checker's guards, negative controls included
+// (histories and campaigns with planted violations that must be found).
+const checkerPackages = "./linearizability/..."
+
+// runControls runs the checker's guards for a mutant of the checker (a
+// file under linearizability/), and on the baseline: a checker that lets
+// a planted violation through is caught there, where no campaign can
+// catch it, since the campaign's verdict is the checker's.
+func runControls(ctx context.Context, cfg *config, s *scratch, m mutant) layerResult {
+	if m.patch != "" && !slices.ContainsFunc(m.files, func(f string) bool { return strings.HasPrefix(f, "linearizability/") }) {
+		return layerResult{status: notApplicable, detail: "not the checker"}
+	}
+	return testLayer(goTest(ctx, s.repo, []string{"-race"}, []string{checkerPackages}, cfg.limits[unit]), checkerPackages)
+}
+
+// testLayer judges a go test run: a failure is a catch, naming what
+// failed; pkgs names what ran, for a miss.
+func testLayer(res ran, pkgs string) layerResult {
+	lr := layerResult{took: res.took}
+	switch {
+	case res.timedOut, res.startErr != nil:
+		lr.status, lr.detail = broken, failure(res)
+	case res.code != 0:
+		lr.status, lr.detail = caught, testFailures(res.stdout)
+		if lr.detail == "" {
+			lr.detail = failure(res)
+		}
+	default:
+		lr.status, lr.detail = missed, pkgs
+	}
+	return lr
+}
+
 // runUnit runs go test -race on the packages m touches and those that
 // import them: a failure is a catch, and names the tests that failed.
 func runUnit(ctx context.Context, cfg *config, s *scratch, m mutant) layerResult {
@@ -319,20 +358,7 @@ func runUnit(ctx context.Context, cfg *config, s *scratch, m mutant) layerResult
 	if err != nil {
 		return layerResult{status: broken, detail: err.Error()}
 	}
-	res := goTest(ctx, s.repo, []string{"-race"}, pkgs, cfg.limits[unit])
-	lr := layerResult{took: res.took}
-	switch {
-	case res.timedOut, res.startErr != nil:
-		lr.status, lr.detail = broken, failure(res)
-	case res.code != 0:
-		lr.status, lr.detail = caught, testFailures(res.stdout)
-		if lr.detail == "" {
-			lr.detail = failure(res)
-		}
-	default:
-		lr.status, lr.detail = missed, strings.Join(pkgs, " ")
-	}
-	return lr
+	return testLayer(goTest(ctx, s.repo, []string{"-race"}, pkgs, cfg.limits[unit]), strings.Join(pkgs, " "))
 }
 
 // goCommand is the go command: go run puts its own first on PATH.

@@ -4,12 +4,15 @@
 // it: the model checker (`collab check`), the contract monitors (the tests
 // of the -monitor packages, built with them on), short seeded torture
 // campaigns (`collab demo` on
-// SQLite and on the file store) and the unit tests of the packages the
-// mutant touches. It prints a table of mutant → layers that caught it,
+// SQLite and on the file store), for a mutant of the history checker its
+// guards and negative controls (the tests of linearizability/), and the
+// unit tests of the packages the mutant touches and of those that import
+// them, with -race. It prints a table of mutant → layers that caught it,
 // writes it to mutants/REPORT.md, and exits 0 only when the model checker,
-// a monitor or a campaign caught every mutant it ran.
+// a monitor, a campaign or the checker's controls caught every mutant it
+// ran.
 //
-//	go run ./mutants [-only NAME,...] [-layers check,monitor,campaign,unit] [-duration 20s] [-seeds 1,2]
+//	go run ./mutants [-only NAME,...] [-layers check,monitor,campaign,controls,unit] [-duration 20s] [-seeds 1,2]
 //
 // A mutant is NAME.patch: a one-line description, then a diff that git
 // apply takes. A patch that no longer applies is reported stale and fails
@@ -103,7 +106,7 @@ func parseFlags(args []string, stdout, stderr io.Writer) (*config, error) {
 	fs := flag.NewFlagSet("mutants", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	only := fs.String("only", "", "run only these mutants: names, comma-separated (default: all of mutants/*.patch)")
-	layers := fs.String("layers", "check,monitor,campaign,unit", "the layers to run, comma-separated")
+	layers := fs.String("layers", "check,monitor,campaign,controls,unit", "the layers to run, comma-separated")
 	duration := fs.Duration("duration", 20*time.Second, "how long each campaign run makes faults")
 	seeds := fs.String("seeds", "1,2", "the campaign's seeds: one run per seed and store")
 	stores := fs.String("stores", "sqlite,file", "the campaign's stores (a mutant of lease/postgres runs on postgres instead)")
@@ -130,7 +133,7 @@ func parseFlags(args []string, stdout, stderr io.Writer) (*config, error) {
 	for _, name := range splitList(*layers) {
 		l, ok := layerNamed(name)
 		if !ok {
-			return nil, fmt.Errorf("-layers: unknown layer %q (want check, monitor, campaign, unit)", name)
+			return nil, fmt.Errorf("-layers: unknown layer %q (want check, monitor, campaign, controls, unit)", name)
 		}
 		cfg.layers[l] = true
 	}

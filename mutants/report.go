@@ -41,7 +41,8 @@ func (r result) verdict() string {
 	return "NOTHING"
 }
 
-// caughtStrongly: the model checker, a monitor or a campaign caught r.
+// caughtStrongly: the model checker, a monitor, a campaign or the
+// checker's controls caught r.
 func (r result) caughtStrongly() bool {
 	for _, l := range allLayers {
 		if l.strong() && r.layers[l].status == caught {
@@ -186,7 +187,7 @@ func (rep *report) summary() string {
 		}
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "caught by the model checker, a monitor or a campaign: %d of %d\n", len(strong), len(rep.results))
+	fmt.Fprintf(&b, "caught by the model checker, a monitor, a campaign or the checker's controls: %d of %d\n", len(strong), len(rep.results))
 	list := func(what string, names []string) {
 		if len(names) > 0 {
 			fmt.Fprintf(&b, "%s (%d): %s\n", what, len(names), strings.Join(names, ", "))
