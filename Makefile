@@ -42,15 +42,16 @@ campaign: ## the CI fault campaign on SQLite and files: 20,000 operations, 200 S
 # monitors on: a monitor's report in a failing run is a catch; another
 # failure, a panic or a hang is reported as what it was.
 MONITOR_LAYER = ./lease/... ./lanes ./plock
-# The mutants CI runs: each caught by the model checker or a monitor within
-# a minute (the other three need a campaign; make mutants runs them).
-MUTANTS_CI = batch-one-answer,fenced-skips-fence,file-save-no-lock,memory-save-no-revision-compare,lanes-cancel-forgets-owed-wake,lanes-cancelled-slot-leaks,lanes-double-activation,lanes-slot-never-released,ours-by-holder,plock-turns-newest-first,renew-conflict-adopted,renew-deadline-from-write-end,spec-release-without-ours,spec-renew-conflict-retried,sqlite-renew-fast-path-no-compare,sqlite-save-no-revision-compare,takeover-not-alive-is-dead,takeover-sighting-kept,takeover-sighting-refreshed,takeover-wall-clock
+# The mutants CI runs: each caught by the model checker, a monitor or the
+# checker's controls within a few minutes (the other three need a
+# campaign; make mutants runs them).
+MUTANTS_CI = batch-one-answer,checker-unknown-release-dropped,checker-unknown-unbounded,checker-write-below-generation,fenced-skips-fence,file-save-no-lock,memory-save-no-revision-compare,lanes-cancel-forgets-owed-wake,lanes-cancelled-slot-leaks,lanes-double-activation,lanes-slot-never-released,ours-by-holder,plock-turns-newest-first,renew-conflict-adopted,renew-deadline-from-write-end,spec-release-without-ours,spec-renew-conflict-retried,sqlite-renew-fast-path-no-compare,sqlite-save-no-revision-compare,takeover-not-alive-is-dead,takeover-sighting-kept,takeover-sighting-refreshed,takeover-wall-clock
 
 mutants: ## plant each bug of mutants/*.patch in a scratch copy, report which layer catches it (ONLY=a,b; MUTANTS_FLAGS=-help)
 	$(GO) run ./mutants -monitor '$(MONITOR_LAYER)' $(if $(ONLY),-only $(ONLY)) $(MUTANTS_FLAGS)
 
-mutants-ci: ## the mutants CI runs: model checker and monitors, stopping at the first catch
-	$(GO) run ./mutants -monitor '$(MONITOR_LAYER)' -layers check,monitor -first -report= -only $(MUTANTS_CI)
+mutants-ci: ## the mutants CI runs: model checker, monitors and the checker's controls, stopping at the first catch
+	$(GO) run ./mutants -monitor '$(MONITOR_LAYER)' -layers check,monitor,controls -first -report= -only $(MUTANTS_CI)
 
 bench-lanes: ## lanes beside client-go's workqueue, per processed item and per wake (module bench/, which needs k8s.io)
 	cd bench && $(GO) test -run='^$$' -bench=. -benchtime=5x
