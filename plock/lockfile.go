@@ -144,6 +144,9 @@ func (b *fileBackend) reclaim(judged []byte) error {
 	if err != nil || !bytes.Equal(data, judged) {
 		return &busyError{readHolder(b.p.FS, b.path)} // a new holder replaced it
 	}
+	if monitoring {
+		b.reclaiming(judged)
+	}
 	private := platform.TempName(b.path)
 	if err := b.p.FS.Rename(b.path, private); err != nil {
 		return fmt.Errorf("plock: reclaim lock file %s: %w", b.path, err)

@@ -1,9 +1,11 @@
 package plock
 
 import (
+	"bytes"
 	"fmt"
 
 	"github.com/rivus/collab/internal/contract"
+	"github.com/rivus/collab/platform"
 )
 
 // The contract monitor checks the duties of the runtime around the turn
@@ -13,7 +15,10 @@ import (
 //  1. a task attempts the lock only while it owns its lock's turn, and
 //     while no other task of this process attempts or holds the lock;
 //  2. a task releases only the lock it holds, and the lock is held by at
-//     most one task of this process at a time.
+//     most one task of this process at a time;
+//  3. a lock file is reclaimed only under the reclaim lock, and only while
+//     it still holds the stamp that was judged dead: the one a new holder
+//     may have written since is never removed.
 //
 // It runs where the build tag collabmonitor is set (make test and the
 // campaign's workers); the constant monitoring is false otherwise, and
@@ -69,4 +74,15 @@ func (r *registry) released(t *task) {
 func (r *registry) broke(t *task, duty string) {
 	contract.Fail(fmt.Sprintf("plock: contract monitor: lock %s: %s (task in state %s)\n",
 		t.key.path, duty, t.pol.Table().States[t.state].Name))
+}
+
+// reclaiming checks, as the lock file at b.path is about to be moved
+// away, that it still holds the stamp judged dead (duty 3). Nothing else
+// can change the file meanwhile: its path is taken, so no holder can
+// create it, and the reclaim lock keeps other reclaimers out.
+func (b *fileBackend) reclaiming(judged []byte) {
+	data, err := b.p.FS.ReadFile(b.path, platform.MaxIdentityJSON)
+	if err != nil || !bytes.Equal(data, judged) {
+		contract.Fail(fmt.Sprintf("plock: contract monitor: lock file %s: reclaimed, but it no longer holds the stamp judged dead (it holds %q, %v)\n", b.path, data, err))
+	}
 }

@@ -6,6 +6,7 @@ import (
 
 	"github.com/rivus/collab/fsm"
 	"github.com/rivus/collab/internal/contract"
+	"github.com/rivus/collab/platform"
 )
 
 // TestMonitorNamesEachBrokenDuty plants each broken duty in a registry of
@@ -47,5 +48,30 @@ func TestMonitorNamesEachBrokenDuty(t *testing.T) {
 		if !strings.Contains(msg, "plock: contract monitor: lock p: ") || !strings.Contains(msg, tt.want) {
 			t.Errorf("%s: report %q, want one naming %q", tt.name, msg, tt.want)
 		}
+	}
+}
+
+// TestMonitorNamesAReclaimOfAChangedStamp: moving away a lock file whose
+// stamp is no longer the one judged dead breaks duty 3, and the report
+// names the file; the stamp judged dead passes.
+func TestMonitorNamesAReclaimOfAChangedStamp(t *testing.T) {
+	defer contract.SetFail(func(report string) { panic(report) })()
+	f := newFileFake(t)
+	b := &fileBackend{f.Platform, lockPath(f)}
+	writeStamp(t, b.path, f.Processes.Start())
+	judged, err := f.FS.ReadFile(b.path, platform.MaxIdentityJSON)
+	if err != nil {
+		t.Fatal(err)
+	}
+	reclaim := func(stamp []byte) (msg string) {
+		defer func() { msg, _ = recover().(string) }()
+		b.reclaiming(stamp)
+		return ""
+	}
+	if msg := reclaim(judged); msg != "" {
+		t.Fatalf("the stamp judged dead: report %q, want none", msg)
+	}
+	if msg := reclaim([]byte("another stamp")); !strings.Contains(msg, "plock: contract monitor: lock file "+b.path+": ") || !strings.Contains(msg, "no longer holds the stamp judged dead") {
+		t.Errorf("a changed stamp: report %q, want one naming the file", msg)
 	}
 }
