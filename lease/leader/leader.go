@@ -114,6 +114,7 @@ func term(ctx context.Context, cfg Config, l *lease.Lease) (lost bool, err error
 	t := &leaderTerm{cfg: cfg, lease: l, token: l.Token()}
 	var lctx context.Context
 	lctx, t.cancel = context.WithCancelCause(ctx)
+	t.leadCtx = lctx
 	defer func() { lost, err = t.end(ctx) }()
 	if cfg.OnStarted != nil {
 		cfg.OnStarted(t.token)
@@ -145,6 +146,7 @@ type leaderTerm struct {
 	lease    *lease.Lease
 	token    lease.Token
 	cancel   context.CancelCauseFunc // ends Lead's context
+	leadCtx  context.Context         // Lead's context
 	leadErr  error                   // what Lead returned
 	lost     bool                    // Lead's context was ended by the lease's loss
 	returned bool                    // Lead returned (it did not panic)
@@ -172,10 +174,16 @@ func (t *leaderTerm) end(ctx context.Context) (lost bool, err error) {
 		cause = lease.ErrClosed
 	}
 	t.cancel(cause)
+	if monitoring {
+		t.releasing()
+	}
 	if err := t.lease.Close(); err != nil {
 		report(t.cfg.OnError, err)
 	}
 	if t.cfg.OnStopped != nil {
+		if monitoring {
+			t.stopping()
+		}
 		t.cfg.OnStopped(t.token, cause)
 	}
 	switch {

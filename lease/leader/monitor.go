@@ -1,0 +1,40 @@
+package leader
+
+import (
+	"fmt"
+
+	"github.com/rivus/collab/internal/contract"
+)
+
+// The contract monitor checks two of a term's duties as it ends, which
+// the lease's own monitor cannot see, since they are the order of the
+// term's steps:
+//
+//  1. Lead's context has ended before the lease is let go, so that
+//     nothing of the term believes it leads once a successor may;
+//  2. OnStopped hears of the term only once its lease has ended (let go,
+//     or lost), so that a caller that starts something else there does
+//     not overlap the term.
+//
+// It runs where the build tag collabmonitor is set (make test and the
+// campaign's workers); the constant monitoring is false otherwise, and
+// the compiler drops every call. A broken duty ends the process
+// (internal/contract) with a report.
+
+// releasing checks duty 1, as the term's lease is about to be let go.
+func (t *leaderTerm) releasing() {
+	if t.leadCtx.Err() == nil {
+		t.broke("the lease is let go while Lead's context is live")
+	}
+}
+
+// stopping checks duty 2, as OnStopped is about to be called.
+func (t *leaderTerm) stopping() {
+	if t.lease.Err() == nil {
+		t.broke("OnStopped is called while the term's lease is still held")
+	}
+}
+
+func (t *leaderTerm) broke(duty string) {
+	contract.Fail(fmt.Sprintf("leader: contract monitor: key %q, term %d: %s\n", t.lease.Key(), t.token, duty))
+}

@@ -1,0 +1,6 @@
+//go:build collabmonitor
+
+package leader
+
+// monitoring turns the contract monitor on (see monitor.go).
+const monitoring = true
