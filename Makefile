@@ -45,7 +45,7 @@ MONITOR_LAYER = ./lease/... ./lanes ./plock
 # The mutants CI runs: each caught by the model checker, a monitor or the
 # checker's controls within a few minutes (the other three need a
 # campaign; make mutants runs them).
-MUTANTS_CI = batch-one-answer,plock-reclaim-no-recheck,checker-unknown-release-dropped,checker-unknown-unbounded,checker-write-below-generation,fenced-skips-fence,file-save-no-lock,memory-save-no-revision-compare,lanes-cancel-forgets-owed-wake,lanes-cancelled-slot-leaks,lanes-double-activation,lanes-slot-never-released,ours-by-holder,plock-turns-newest-first,renew-conflict-adopted,renew-deadline-from-write-end,spec-release-without-ours,spec-renew-conflict-retried,sqlite-renew-fast-path-no-compare,sqlite-save-no-revision-compare,takeover-not-alive-is-dead,takeover-sighting-kept,takeover-sighting-refreshed,takeover-wall-clock
+MUTANTS_CI = batch-one-answer,leader-release-before-cancel,leader-stopped-before-release,plock-reclaim-no-recheck,checker-unknown-release-dropped,checker-unknown-unbounded,checker-write-below-generation,fenced-skips-fence,file-save-no-lock,memory-save-no-revision-compare,lanes-cancel-forgets-owed-wake,lanes-cancelled-slot-leaks,lanes-double-activation,lanes-slot-never-released,ours-by-holder,plock-turns-newest-first,renew-conflict-adopted,renew-deadline-from-write-end,spec-release-without-ours,spec-renew-conflict-retried,sqlite-renew-fast-path-no-compare,sqlite-save-no-revision-compare,takeover-not-alive-is-dead,takeover-sighting-kept,takeover-sighting-refreshed,takeover-wall-clock
 
 mutants: ## plant each bug of mutants/*.patch in a scratch copy, report which layer catches it (ONLY=a,b; MUTANTS_FLAGS=-help)
 	$(GO) run ./mutants -monitor '$(MONITOR_LAYER)' $(if $(ONLY),-only $(ONLY)) $(MUTANTS_FLAGS)
