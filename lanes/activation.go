@@ -152,6 +152,9 @@ func (l *Lanes[K]) timeout(ln *lane[K], seq uint64) {
 	var fx effects[K]
 	l.mu.Lock()
 	if ln.run.held() && ln.run.seq == seq && !ln.run.returned {
+		if monitoring {
+			l.timingOutLocked(ln)
+		}
 		l.stepLocked(ln, policy.LaneTimeout, &fx)
 	}
 	l.mu.Unlock()

@@ -19,7 +19,9 @@ import (
 //  2. ActivationEnded fires once per activation, after its Activate and
 //     OnExit returned, and only while it is still its lane's activation;
 //  3. every Wake that the policy takes is answered with exactly one
-//     result.
+//     result;
+//  4. a turn timeout interrupts only an activation whose Activate has not
+//     returned: OnExit must not hear of a timeout of one that returned.
 //
 // It runs where the build tag collabmonitor is set (make test and the
 // campaign's workers); the constant monitoring is false otherwise, and
@@ -79,6 +81,13 @@ func (l *Lanes[K]) leaveLocked(ln *lane[K]) {
 		delete(l.mon.active, ln.key)
 	}
 	l.mon.total--
+}
+
+// timingOutLocked checks that ln's activation may time out now (duty 4).
+func (l *Lanes[K]) timingOutLocked(ln *lane[K]) {
+	if l.mon.active[ln.key] == 0 {
+		l.broke(ln.key, "a turn timeout interrupts an activation whose Activate has returned")
+	}
 }
 
 // endingLocked checks that activation seq may end now (duty 2).

@@ -43,6 +43,7 @@ func TestMonitorNamesEachBrokenDuty(t *testing.T) {
 			l.enterLocked(&lane[string]{key: "b", run: activation{ctx: held(), seq: other}}, other)
 		}, "2 activations run with 1 slots in use, of 1"},
 		{"ended by another", func() { l.endingLocked(a, other) }, "no longer its lane's"},
+		{"timed out after it returned", func() { l.mon = laneMonitor{}; l.timingOutLocked(a) }, "whose Activate has returned"},
 	} {
 		msg := monitorPanic(tt.f)
 		if !strings.Contains(msg, "lanes: contract monitor") || !strings.Contains(msg, tt.want) {
