@@ -76,6 +76,9 @@ func Break(ctx context.Context, repo store.Repository, p *platform.Platform, key
 		}
 		tomb := store.Snapshot{Generation: rec.Snapshot.Generation + 1, Holder: self, Released: true, Broken: true,
 			RenewedAt: p.GetClock().Now(), TTL: rec.Snapshot.TTL}
+		if monitoring {
+			monitorBreak(p, key, rec.Snapshot, tomb, force)
+		}
 		_, err = repo.Save(ctx, key, tomb, rec.Revision)
 		if err == nil || !errors.Is(err, store.ErrRevisionConflict) || attempt == breakAttempts {
 			return rec.Snapshot, err

@@ -6,8 +6,10 @@ import (
 	"time"
 
 	"github.com/rivus/collab/fsm"
+	"github.com/rivus/collab/internal/contract"
 	"github.com/rivus/collab/lease/store"
 	"github.com/rivus/collab/platform"
+	"github.com/rivus/collab/platform/platformtest"
 	"github.com/rivus/collab/policy"
 )
 
@@ -222,5 +224,46 @@ func TestStoreMonitor(t *testing.T) {
 	}
 	if got := storeFloor(repo, "k"); got != 9 {
 		t.Errorf("floor %d, want 9", got)
+	}
+}
+
+// TestMonitorNamesABreakAmiss: a break that keeps the broken generation,
+// writes no broken tombstone, or ends a live holder without force is
+// reported, naming the key; a break of a dead holder, or of a live one
+// with force, is not.
+func TestMonitorNamesABreakAmiss(t *testing.T) {
+	defer contract.SetFail(func(report string) { panic(report) })()
+	f := platformtest.New(t)
+	alive := f.Processes.Start()
+	dead := f.Processes.Start()
+	f.Processes.Kill(dead.PID)
+	f.Processes.Reap(dead.PID)
+	rec := func(holder platform.Identity) store.Snapshot { return store.Snapshot{Generation: 4, Holder: holder} }
+	tomb := store.Snapshot{Generation: 5, Released: true, Broken: true}
+	report := func(rec, tomb store.Snapshot, force bool) (msg string) {
+		defer func() { msg, _ = recover().(string) }()
+		monitorBreak(f.Platform, "job", rec, tomb, force)
+		return ""
+	}
+	kept := tomb
+	kept.Generation = 4
+	unbroken := tomb
+	unbroken.Broken = false
+	for _, tc := range []struct {
+		name      string
+		rec, tomb store.Snapshot
+		force     bool
+		want      string
+	}{
+		{"the broken generation kept", rec(dead), kept, false, "writes generation 4 over generation 4"},
+		{"not a broken tombstone", rec(dead), unbroken, false, "not a broken tombstone"},
+		{"a live holder without force", rec(alive), tomb, false, "may still run"},
+		{"a dead holder", rec(dead), tomb, false, ""},
+		{"a live holder with force", rec(alive), tomb, true, ""},
+	} {
+		msg := report(tc.rec, tc.tomb, tc.force)
+		if tc.want == "" && msg != "" || tc.want != "" && (!strings.HasPrefix(msg, `lease: contract monitor: key "job": `) || !strings.Contains(msg, tc.want)) {
+			t.Errorf("%s: report %q, want %q", tc.name, msg, tc.want)
+		}
 	}
 }

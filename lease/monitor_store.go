@@ -1,10 +1,13 @@
 package lease
 
 import (
+	"fmt"
 	"reflect"
 	"sync"
 
+	"github.com/rivus/collab/internal/contract"
 	"github.com/rivus/collab/lease/store"
+	"github.com/rivus/collab/platform"
 )
 
 // storeFloors holds, per repository and key, the newest revision this
@@ -93,4 +96,25 @@ func storeNote(repo store.Repository, key string, note func(*storeSeenKey)) {
 		storeFloors.m[k] = s
 	}
 	note(s)
+}
+
+// monitorBreak checks Break's duties as it is about to write tomb over
+// rec: the tombstone's generation is the next after the record's, so that
+// the broken holder's token is outranked; and a holder that may run on
+// this process table is broken only with force. (The holder is judged
+// again: a holder found dead cannot come back to life, one found alive
+// may have died since, which is no breach.)
+func monitorBreak(p *platform.Platform, key string, rec, tomb store.Snapshot, force bool) {
+	var broke string
+	switch {
+	case tomb.Generation != rec.Generation+1:
+		broke = fmt.Sprintf("a break writes generation %d over generation %d, not the next", tomb.Generation, rec.Generation)
+	case !tomb.Released || !tomb.Broken:
+		broke = "a break writes a record that is not a broken tombstone"
+	case !force && mayRun(p.Process.Judge(rec.Holder).Liveness):
+		broke = fmt.Sprintf("a break without force ends %v, which may still run on this process table", rec.Holder)
+	default:
+		return
+	}
+	contract.Fail(fmt.Sprintf("lease: contract monitor: key %q: %s\n", key, broke))
 }
