@@ -21,7 +21,9 @@ import (
 //  3. every Wake that the policy takes is answered with exactly one
 //     result;
 //  4. a turn timeout interrupts only an activation whose Activate has not
-//     returned: OnExit must not hear of a timeout of one that returned.
+//     returned: OnExit must not hear of a timeout of one that returned;
+//  5. an interrupt (Cancel, Close, a timeout) ends the running
+//     activation's context at once, so that Activate learns of it.
 //
 // It runs where the build tag collabmonitor is set (make test and the
 // campaign's workers); the constant monitoring is false otherwise, and
@@ -87,6 +89,15 @@ func (l *Lanes[K]) leaveLocked(ln *lane[K]) {
 func (l *Lanes[K]) timingOutLocked(ln *lane[K]) {
 	if l.mon.active[ln.key] == 0 {
 		l.broke(ln.key, "a turn timeout interrupts an activation whose Activate has returned")
+	}
+}
+
+// interruptedLocked checks, after a step of ln that gave res, that an
+// interrupt it carried out ended ln's running activation's context (duty
+// 5).
+func (l *Lanes[K]) interruptedLocked(ln *lane[K], res policy.Result) {
+	if res.Verdict == policy.Fired && res.Outputs.Has(policy.LaneOutputInterrupt) && ln.run.held() && ln.run.ctx.cancelCause() == nil {
+		l.broke(ln.key, "an interrupt leaves the running activation's context live")
 	}
 }
 

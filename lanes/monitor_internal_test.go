@@ -2,6 +2,7 @@ package lanes
 
 import (
 	"context"
+	"github.com/rivus/collab/policy"
 	"strings"
 	"testing"
 
@@ -44,6 +45,9 @@ func TestMonitorNamesEachBrokenDuty(t *testing.T) {
 		}, "2 activations run with 1 slots in use, of 1"},
 		{"ended by another", func() { l.endingLocked(a, other) }, "no longer its lane's"},
 		{"timed out after it returned", func() { l.mon = laneMonitor{}; l.timingOutLocked(a) }, "whose Activate has returned"},
+		{"interrupt without cancel", func() {
+			l.interruptedLocked(a, policy.Result{Verdict: policy.Fired, Outputs: policy.LaneOutputInterrupt})
+		}, "context live"},
 	} {
 		msg := monitorPanic(tt.f)
 		if !strings.Contains(msg, "lanes: contract monitor") || !strings.Contains(msg, tt.want) {

@@ -101,6 +101,9 @@ func (l *Lanes[K]) stepLocked(ln *lane[K], trigger policy.TriggerID, fx *effects
 	b := bookkeeping[K]{l}
 	lim := lanestep.Limits{MaxConcurrent: l.cfg.MaxConcurrent, MaxQueued: l.cfg.MaxQueued}
 	res, _ := lanestep.Step[*lane[K]](l.pol, lim, b, ln, trigger)
+	if monitoring {
+		l.interruptedLocked(ln, res)
+	}
 	lanestep.Grant[*lane[K]](l.pol, lim, b)
 	fx.take(&l.pending)
 	return res, res.Outputs
