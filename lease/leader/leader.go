@@ -132,6 +132,9 @@ func term(ctx context.Context, cfg Config, l *lease.Lease) (lost bool, err error
 	if err := l.Err(); err != nil {
 		t.cancel(err)
 	}
+	if monitoring {
+		t.leading()
+	}
 	t.leadErr = cfg.Lead(lctx, t.token)
 	// Lost while Lead ran, as Lead could see: a Lead that returns on its
 	// own as the lease is lost steps down rather than leading again.

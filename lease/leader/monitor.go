@@ -6,10 +6,11 @@ import (
 	"github.com/rivus/collab/internal/contract"
 )
 
-// The contract monitor checks two of a term's duties as it ends, which
-// the lease's own monitor cannot see, since they are the order of the
-// term's steps:
+// The contract monitor checks a term's duties, which the lease's own
+// monitor cannot see, since they are the order of the term's steps:
 //
+//  0. Lead never begins with a live context on a lease that has ended
+//     (lost as it was acquired, or during OnStarted);
 //  1. Lead's context has ended before the lease is let go, so that
 //     nothing of the term believes it leads once a successor may;
 //  2. OnStopped hears of the term only once its lease has ended (let go,
@@ -20,6 +21,13 @@ import (
 // campaign's workers); the constant monitoring is false otherwise, and
 // the compiler drops every call. A broken duty ends the process
 // (internal/contract) with a report.
+
+// leading checks duty 0, as Lead is about to begin.
+func (t *leaderTerm) leading() {
+	if t.lease.Err() != nil && t.leadCtx.Err() == nil {
+		t.broke("Lead begins with a live context on a lease that has ended")
+	}
+}
 
 // releasing checks duty 1, as the term's lease is about to be let go.
 func (t *leaderTerm) releasing() {

@@ -11,8 +11,9 @@ import (
 )
 
 // TestMonitorNamesEachBrokenDuty: letting the lease go while Lead's
-// context is live, and calling OnStopped while the lease is held, are
-// each reported, naming the key and the term; the right order is not.
+// context is live, calling OnStopped while the lease is held, and
+// beginning Lead under a live context on an ended lease are each
+// reported, naming the key and the term; the right order is not.
 func TestMonitorNamesEachBrokenDuty(t *testing.T) {
 	defer contract.SetFail(func(report string) { panic(report) })()
 	m, err := lease.NewManager(lease.Config{TTL: time.Minute, Heartbeat: time.Second, Repository: lease.NewMemoryRepository()})
@@ -38,11 +39,14 @@ func TestMonitorNamesEachBrokenDuty(t *testing.T) {
 	if msg := report(term.stopping); !strings.HasPrefix(msg, prefix) || !strings.Contains(msg, "still held") {
 		t.Errorf("OnStopped under a held lease: report %q", msg)
 	}
-	cancel(nil)
 	if err := l.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if msg := report(term.releasing) + report(term.stopping); msg != "" {
+	if msg := report(term.leading); !strings.HasPrefix(msg, prefix) || !strings.Contains(msg, "lease that has ended") {
+		t.Errorf("Lead under a live context on an ended lease: report %q", msg)
+	}
+	cancel(nil)
+	if msg := report(term.leading) + report(term.releasing) + report(term.stopping); msg != "" {
 		t.Errorf("the right order: report %q, want none", msg)
 	}
 }
