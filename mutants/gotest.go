@@ -23,29 +23,75 @@ func goTest(ctx context.Context, dir string, flags, pkgs []string, limit time.Du
 // withImporters returns pkgs (./-relative package paths of the module in
 // dir) and the module's packages that import one of them directly, or
 // whose tests do, sorted: a bug in a package often shows in the tests of
-// its users.
-func withImporters(ctx context.Context, dir string, pkgs []string) ([]string, error) {
-	res := runBounded(ctx, dir, nil, 2*time.Minute, goCommand(), "list", "-f", "{{.ImportPath}}{{range .Imports}} {{.}}{{end}}{{range .TestImports}} {{.}}{{end}}{{range .XTestImports}} {{.}}{{end}}", "./...")
-	if res.code != 0 {
-		return nil, errors.New("go list: " + failure(res))
+// its users. With transitive, the packages that import those too, and so
+// on: every package whose tests the bug can reach.
+func withImporters(ctx context.Context, dir string, pkgs []string, transitive bool) ([]string, error) {
+	graph, err := listPackages(ctx, dir, "{{.ImportPath}}{{range .Imports}} {{.}}{{end}}{{range .TestImports}} {{.}}{{end}}{{range .XTestImports}} {{.}}{{end}}", "./...")
+	if err != nil {
+		return nil, err
 	}
-	const module = "github.com/rivus/collab"
-	rel := func(ip string) string { return "./" + strings.TrimPrefix(strings.TrimPrefix(ip, module), "/") }
 	out := slices.Clone(pkgs)
-	for line := range strings.SplitSeq(strings.TrimSpace(res.stdout), "\n") {
-		fields := strings.Fields(line)
-		if len(fields) == 0 {
-			continue
-		}
-		for _, imp := range fields[1:] {
-			if strings.HasPrefix(imp, module) && slices.Contains(pkgs, rel(imp)) {
-				out = append(out, rel(fields[0]))
-				break
+	for grew := true; grew; grew = grew && transitive {
+		grew = false
+		for _, fields := range graph {
+			if slices.Contains(out, fields[0]) {
+				continue
+			}
+			for _, imp := range fields[1:] {
+				if slices.Contains(out, imp) {
+					out, grew = append(out, fields[0]), true
+					break
+				}
 			}
 		}
 	}
 	slices.Sort(out)
 	return slices.Compact(out), nil
+}
+
+// listPackages runs go list -f format over patterns in dir and returns,
+// a line a package, the line's fields that name packages of this module,
+// ./-relative; the first field is the package's.
+func listPackages(ctx context.Context, dir, format string, patterns ...string) ([][]string, error) {
+	res := runBounded(ctx, dir, nil, 2*time.Minute, goCommand(), append([]string{"list", "-f", format}, patterns...)...)
+	if res.code != 0 {
+		return nil, errors.New("go list: " + failure(res))
+	}
+	const module = "github.com/rivus/collab"
+	var lines [][]string
+	for line := range strings.SplitSeq(strings.TrimSpace(res.stdout), "\n") {
+		var fields []string
+		for _, ip := range strings.Fields(line) {
+			if ip == module || strings.HasPrefix(ip, module+"/") {
+				fields = append(fields, "./"+strings.TrimPrefix(strings.TrimPrefix(ip, module), "/"))
+			}
+		}
+		if len(fields) > 0 {
+			lines = append(lines, fields)
+		}
+	}
+	return lines, nil
+}
+
+// monitoredFor returns the packages of the monitored patterns whose tests
+// a change of pkgs can reach (see withImporters): a mutant of the
+// history checker, which no monitored package uses, runs none of them.
+func monitoredFor(ctx context.Context, dir string, monitored, pkgs []string) ([]string, error) {
+	reach, err := withImporters(ctx, dir, pkgs, true)
+	if err != nil {
+		return nil, err
+	}
+	lines, err := listPackages(ctx, dir, "{{.ImportPath}}", monitored...)
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, fields := range lines {
+		if slices.Contains(reach, fields[0]) {
+			out = append(out, fields[0])
+		}
+	}
+	return out, nil
 }
 
 // monitorLayer runs the tests of pkgs in dir with the contract monitors

@@ -58,7 +58,7 @@ func TestMonitorLayerIsHonest(t *testing.T) {
 // and those of the module that import them directly, or whose tests do
 // (lease's tests run on the SQLite store), not the whole module.
 func TestWithImporters(t *testing.T) {
-	got, err := withImporters(context.Background(), "..", []string{"./lease/sqlite"})
+	got, err := withImporters(context.Background(), "..", []string{"./lease/sqlite"}, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -70,6 +70,38 @@ func TestWithImporters(t *testing.T) {
 	for _, not := range []string{"./lanes", "./plock", "./platform"} {
 		if slices.Contains(got, not) {
 			t.Errorf("withImporters(./lease/sqlite) = %v, with %s, which does not import it", got, not)
+		}
+	}
+}
+
+// TestMonitoredFor: the monitor layer runs the monitored packages a
+// change can reach, through any chain of imports: all of them for a
+// change of the platform, plock alone for plock, none for the history
+// checker.
+func TestMonitoredFor(t *testing.T) {
+	monitored := []string{"./lease/...", "./lanes", "./plock"}
+	for _, tc := range []struct {
+		pkgs      []string
+		want, not []string
+	}{
+		{[]string{"./platform"}, []string{"./lease", "./lease/leader", "./lanes", "./plock"}, nil},
+		{[]string{"./plock"}, []string{"./plock"}, []string{"./lease", "./lanes"}},
+		{[]string{"./linearizability"}, nil, []string{"./lease", "./lanes", "./plock"}},
+		{[]string{"./internal/leasestep"}, []string{"./lease", "./lease/leader"}, nil},
+	} {
+		got, err := monitoredFor(context.Background(), "..", monitored, tc.pkgs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, w := range tc.want {
+			if !slices.Contains(got, w) {
+				t.Errorf("monitoredFor(%v) = %v, without %s", tc.pkgs, got, w)
+			}
+		}
+		for _, n := range tc.not {
+			if slices.Contains(got, n) {
+				t.Errorf("monitoredFor(%v) = %v, with %s", tc.pkgs, got, n)
+			}
 		}
 	}
 }

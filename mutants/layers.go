@@ -163,13 +163,23 @@ func checkFinding(stdout, stderr string) string {
 	return firstLine(stderr)
 }
 
-// runMonitor runs the tests of the monitored packages with the contract
-// monitors on.
-func runMonitor(ctx context.Context, cfg *config, s *scratch, _ mutant) layerResult {
+// runMonitor runs the tests of the monitored packages that the mutant's
+// change can reach with the contract monitors on.
+func runMonitor(ctx context.Context, cfg *config, s *scratch, m mutant) layerResult {
 	if len(cfg.monitor) == 0 {
 		return layerResult{status: notApplicable, detail: "no monitored packages"}
 	}
-	return monitorLayer(ctx, s.repo, cfg.monitor, cfg.limits[monitor])
+	pkgs := cfg.monitor
+	if m.patch != "" { // the baseline runs them all
+		var err error
+		if pkgs, err = monitoredFor(ctx, s.repo, cfg.monitor, m.packages()); err != nil {
+			return layerResult{status: broken, detail: err.Error()}
+		}
+		if len(pkgs) == 0 {
+			return layerResult{status: notApplicable, detail: "no monitored package uses what it changes"}
+		}
+	}
+	return monitorLayer(ctx, s.repo, pkgs, cfg.limits[monitor])
 }
 
 // demoRun is the verdict of one campaign run.
@@ -354,7 +364,7 @@ func runUnit(ctx context.Context, cfg *config, s *scratch, m mutant) layerResult
 	if len(pkgs) == 0 {
 		return layerResult{status: notApplicable, detail: "no Go package touched"}
 	}
-	pkgs, err := withImporters(ctx, s.repo, pkgs)
+	pkgs, err := withImporters(ctx, s.repo, pkgs, false)
 	if err != nil {
 		return layerResult{status: broken, detail: err.Error()}
 	}
