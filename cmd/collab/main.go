@@ -23,11 +23,12 @@
 //	                           end a stuck holder's lease: a tombstone of the next
 //	                           generation fences it out; a holder that may still run
 //	                           on this host only with --force (exit 75 without)
-//	collab lock [--wait] [--timeout D] PATH -- COMMAND [ARG...]
+//	collab lock [--wait] [--timeout D] [--lock-file] PATH -- COMMAND [ARG...]
 //	                           run COMMAND holding the process lock at PATH; the
 //	                           lock's guard is its descriptor $COLLAB_LOCK_FD (3), which
-//	                           keeps the lock held until the last process holding it ends
-//	collab lock status [--json] PATH
+//	                           keeps the lock held until the last process holding it ends;
+//	                           --lock-file for a directory others can write in, such as /tmp
+//	collab lock status [--json] [--lock-file] PATH
 //	                           tell whether the lock is held, and by whom
 //	collab help                list the commands
 package main
