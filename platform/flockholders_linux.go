@@ -3,6 +3,7 @@ package platform
 import (
 	"bufio"
 	"fmt"
+	"io"
 	"os"
 	"slices"
 	"strconv"
@@ -43,8 +44,17 @@ func lockHolders(name, kind string, start, end int64) ([]int, error) {
 		return nil, err
 	}
 	defer f.Close()
+	return parseLocks(f, kind, want, start, end)
+}
+
+// parseLocks reads a table of locks in the form of /proc/locks and
+// returns the pids that hold a lock of kind on the file want
+// ("major:minor:inode", in hex and decimal as the table writes it),
+// overlapping start to end for POSIX locks. Lines of another form are
+// skipped.
+func parseLocks(r io.Reader, kind, want string, start, end int64) ([]int, error) {
 	var pids []int
-	sc := bufio.NewScanner(f)
+	sc := bufio.NewScanner(r)
 	for sc.Scan() {
 		// "1: FLOCK  ADVISORY  WRITE 1234 fd:00:5678 0 EOF"; a waiter's
 		// line has "->" after the number, and is not a holder.
@@ -55,7 +65,7 @@ func lockHolders(name, kind string, start, end int64) ([]int, error) {
 		if kind == "POSIX" && !overlaps(fields[6], fields[7], start, end) {
 			continue
 		}
-		if pid, err := strconv.Atoi(fields[4]); err == nil && !slices.Contains(pids, pid) {
+		if pid, err := strconv.Atoi(fields[4]); err == nil && pid > 0 && !slices.Contains(pids, pid) {
 			pids = append(pids, pid)
 		}
 	}

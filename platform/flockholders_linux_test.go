@@ -4,6 +4,8 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
+	"strings"
 	"testing"
 )
 
@@ -33,4 +35,53 @@ func TestFlockHolders(t *testing.T) {
 	if pids, err := FlockHolders(held); err != nil || len(pids) != 0 {
 		t.Fatalf("FlockHolders after the unlock = %v, %v; want none", pids, err)
 	}
+}
+
+// TestParseLocks: holders of the file's flock, or of POSIX locks that
+// overlap the range, are found; waiters, other files, other kinds and
+// ranges, and lines of another form are not.
+func TestParseLocks(t *testing.T) {
+	table := `1: FLOCK  ADVISORY  WRITE 101 fd:00:77 0 EOF
+1: -> FLOCK  ADVISORY  WRITE 102 fd:00:77 0 EOF
+2: FLOCK  ADVISORY  WRITE 103 fd:00:78 0 EOF
+3: POSIX  ADVISORY  WRITE 104 fd:00:77 1073741824 1073742335
+4: POSIX  ADVISORY  READ  105 fd:00:77 128 128
+5: POSIX  ADVISORY  WRITE 106 fd:00:77 1073741826 EOF
+garbage line
+6: FLOCK  ADVISORY  WRITE notapid fd:00:77 0 EOF
+`
+	for _, tc := range []struct {
+		kind       string
+		start, end int64
+		want       []int
+	}{
+		{"FLOCK", 0, -1, []int{101}},
+		{"POSIX", 1073741824, 1073742335, []int{104, 106}},
+		{"POSIX", 0, 100, nil},
+	} {
+		got, err := parseLocks(strings.NewReader(table), tc.kind, "fd:00:77", tc.start, tc.end)
+		if err != nil || !slices.Equal(got, tc.want) {
+			t.Errorf("%s %d-%d: %v, %v; want %v", tc.kind, tc.start, tc.end, got, err, tc.want)
+		}
+	}
+}
+
+// FuzzParseLocks: any table parses without a panic, and every pid found
+// is a positive number that its line names.
+func FuzzParseLocks(f *testing.F) {
+	f.Add("1: FLOCK  ADVISORY  WRITE 101 fd:00:77 0 EOF\n3: POSIX  ADVISORY  WRITE 104 fd:00:77 5 EOF\n")
+	f.Add("1: -> FLOCK ADVISORY WRITE 1 fd:00:77 0 EOF")
+	f.Fuzz(func(t *testing.T, table string) {
+		for _, kind := range []string{"FLOCK", "POSIX"} {
+			pids, err := parseLocks(strings.NewReader(table), kind, "fd:00:77", 0, 1<<40)
+			if err != nil {
+				return // a line too long for the scanner
+			}
+			for _, pid := range pids {
+				if pid <= 0 || !strings.Contains(table, strconv.Itoa(pid)) {
+					t.Fatalf("pid %d from %q", pid, table)
+				}
+			}
+		}
+	})
 }
