@@ -26,9 +26,7 @@ func TestSQLiteLockInSharedDirRefused(t *testing.T) {
 	for _, sticky := range []bool{true, false} {
 		dir := platformtest.SharedDir(t, sticky)
 		path := filepath.Join(dir, "app.lock")
-		if out, err := platformtest.AsNobody(t, `: > "$1-journal" && chmod 666 "$1-journal"`, path); err != nil {
-			t.Fatalf("planting as nobody: %v: %s", err, out)
-		}
+		platformtest.Plant(t, `: > "$1-journal" && chmod 666 "$1-journal"`, path)
 		_, err := Acquire(context.Background(), sqlite.OS(), path, Options{})
 		var se *platform.SharedDirError
 		if !errors.As(err, &se) || se.Path != dir || !strings.Contains(err.Error(), "lock-file mode") {
@@ -62,9 +60,7 @@ func TestPlantedReclaimLockRefused(t *testing.T) {
 	mustAcquire(t, otherProcess(f, holder), path)
 	f.Processes.Kill(holder.PID)
 	f.Processes.Reap(holder.PID)
-	if out, err := platformtest.AsNobody(t, `: > "$1.reclaim" && chmod 666 "$1.reclaim"`, path); err != nil {
-		t.Fatalf("planting as nobody: %v: %s", err, out)
-	}
+	platformtest.Plant(t, `: > "$1.reclaim" && chmod 666 "$1.reclaim"`, path)
 	_, err := Acquire(context.Background(), f.Platform, path, Options{})
 	if !errors.Is(err, platform.ErrNotOwned) || !strings.Contains(err.Error(), path+".reclaim") {
 		t.Fatalf("Acquire over a dead holder beside another user's reclaim lock = %v; want an error naming it, not its owner's", err)

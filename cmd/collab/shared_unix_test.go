@@ -22,9 +22,7 @@ func TestSQLiteRefusedInASharedDir(t *testing.T) {
 	platformtest.NeedRoot(t)
 	dir := platformtest.SharedDir(t, true)
 	db, lock := filepath.Join(dir, "leases.db"), filepath.Join(dir, "app.lock")
-	if out, err := platformtest.AsNobody(t, `: > "$1-wal" && : > "$2-journal" && chmod 666 "$1-wal" "$2-journal"`, db, lock); err != nil {
-		t.Fatalf("planting as nobody: %v: %s", err, out)
-	}
+	platformtest.Plant(t, `: > "$1-wal" && : > "$2-journal" && chmod 666 "$1-wal" "$2-journal"`, db, lock)
 	for _, tc := range []struct {
 		args    []string
 		instead string
@@ -61,9 +59,7 @@ func TestPlantedGuardRefused(t *testing.T) {
 	platformtest.NeedRoot(t)
 	dir := platformtest.SharedDir(t, true)
 	lock := filepath.Join(dir, "app.lock")
-	if out, err := platformtest.AsNobody(t, `: > "$1.guard" && chmod 666 "$1.guard"`, lock); err != nil {
-		t.Fatalf("planting as nobody: %v: %s", err, out)
-	}
+	platformtest.Plant(t, `: > "$1.guard" && chmod 666 "$1.guard"`, lock)
 	code, out, errOut := runCLI(t, "", "lock", "--lock-file", lock, "--", "echo", "ran")
 	if code != 1 || out != "" || !strings.Contains(errOut, lock+".guard") || !strings.Contains(errOut, "belongs to another user (uid 65534)") {
 		t.Errorf("another user's guard: exit %d, stdout %q, stderr %q; want 1, naming the guard and its owner", code, out, errOut)

@@ -37,9 +37,7 @@ func TestSharedDirRefused(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := platformtest.SharedDir(t, tc.sticky)
 			db := filepath.Join(dir, "leases.db")
-			if out, err := platformtest.AsNobody(t, tc.plant, db); err != nil {
-				t.Fatalf("planting as nobody: %v: %s", err, out)
-			}
+			platformtest.Plant(t, tc.plant, db)
 			before := listDir(t, dir)
 			r, err := sqlite.Open(platformsqlite.OS(), db)
 			if err == nil {

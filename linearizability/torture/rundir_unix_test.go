@@ -21,9 +21,7 @@ func TestRunRefusesAnotherUsersDir(t *testing.T) {
 	platformtest.NeedRoot(t)
 	shared := platformtest.SharedDir(t, true)
 	planted := filepath.Join(shared, "run")
-	if out, err := platformtest.AsNobody(t, `mkdir -m 700 "$1"`, planted); err != nil {
-		t.Fatalf("planting as nobody: %v: %s", err, out)
-	}
+	platformtest.Plant(t, `mkdir -m 700 "$1"`, planted)
 	open := filepath.Join(t.TempDir(), "open")
 	if err := os.Mkdir(open, 0o700); err != nil {
 		t.Fatal(err)

@@ -37,6 +37,15 @@ func AsNobody(t testing.TB, script string, args ...string) (string, error) {
 	return string(out), err
 }
 
+// Plant runs the shell script as Nobody, as AsNobody does, and fails t
+// if it fails: the attacker's files a test then defends against.
+func Plant(t testing.TB, script string, args ...string) {
+	t.Helper()
+	if out, err := AsNobody(t, script, args...); err != nil {
+		t.Fatalf("planting as nobody: %v: %s", err, out)
+	}
+}
+
 // SharedDir returns a new directory that every user may create files in,
 // as /tmp: mode 1777, or 0777 without sticky, removed when t ends.
 func SharedDir(t testing.TB, sticky bool) string {
