@@ -48,10 +48,10 @@ MONITOR_LAYER = ./lease/... ./lanes ./plock
 MUTANTS_CI = batch-one-answer,release-tombstone-restarts-generation,checker-stale-read-accepted,plock-turn-passed-before-release,checker-refusal-always-allowed,leader-leads-on-ended-lease,lanes-cancel-keeps-context,break-keeps-generation,break-unknown-holder,lanes-timeout-after-return,leader-release-before-cancel,leader-stopped-before-release,plock-reclaim-no-recheck,checker-unknown-release-dropped,checker-unknown-unbounded,checker-write-below-generation,fenced-skips-fence,file-save-no-lock,memory-save-no-revision-compare,lanes-cancel-forgets-owed-wake,lanes-cancelled-slot-leaks,lanes-double-activation,lanes-slot-never-released,ours-by-holder,plock-turns-newest-first,renew-conflict-adopted,renew-deadline-from-write-end,spec-release-without-ours,spec-renew-conflict-retried,sqlite-renew-fast-path-no-compare,sqlite-save-no-revision-compare,takeover-not-alive-is-dead,takeover-sighting-kept,takeover-sighting-refreshed,takeover-wall-clock
 
 mutants: ## plant each bug of mutants/*.patch in a scratch copy, report which layer catches it (ONLY=a,b; MUTANTS_FLAGS=-help)
-	$(GO) run ./mutants -monitor '$(MONITOR_LAYER)' $(if $(ONLY),-only $(ONLY)) $(MUTANTS_FLAGS)
+	scripts/with-pg.sh $(GO) run ./mutants -monitor '$(MONITOR_LAYER)' $(if $(ONLY),-only $(ONLY)) $(MUTANTS_FLAGS)
 
 mutants-ci: ## the mutants CI runs: model checker, monitors and the checker's controls, stopping at the first catch
-	$(GO) run ./mutants -monitor '$(MONITOR_LAYER)' -layers check,monitor,controls -first -report= -only $(MUTANTS_CI)
+	scripts/with-pg.sh $(GO) run ./mutants -monitor '$(MONITOR_LAYER)' -layers check,monitor,controls -first -report= -only $(MUTANTS_CI)
 
 bench-lanes: ## lanes beside client-go's workqueue, per processed item and per wake (module bench/, which needs k8s.io)
 	cd bench && $(GO) test -run='^$$' -bench=. -benchtime=5x
