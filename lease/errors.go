@@ -30,6 +30,24 @@ var (
 	ErrNotHeld = errors.New("lease: not held")
 )
 
+// WaitError is AcquireWait's error when its wait ends between attempts:
+// its context ended (Err is the context's cause) or its Manager was
+// closed (Err is ErrClosed). Last is the refusal of its last attempt, so
+// that a caller can say who held the key to the end. It matches both:
+// errors.Is(err, context.DeadlineExceeded) and errors.Is(err, ErrHeld)
+// are true of a wait that timed out.
+type WaitError struct {
+	Err  error
+	Last *HeldError
+}
+
+func (e *WaitError) Error() string {
+	return fmt.Sprintf("lease: waiting for %s: %v (%v)", quote.Key(e.Last.Key), e.Err, e.Last)
+}
+
+// Unwrap returns the cause and the last refusal.
+func (e *WaitError) Unwrap() []error { return []error{e.Err, e.Last} }
+
 // HeldError reports that another live holder holds the key. It matches
 // ErrHeld.
 type HeldError struct {

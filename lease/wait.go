@@ -10,8 +10,10 @@ import (
 )
 
 // AcquireWait acquires the lease on key, waiting while another holder has
-// it, until ctx ends (then it returns context.Cause(ctx) and holds
-// nothing). It tries again every TTL/10 or so (this manager's TTL, with
+// it, until ctx ends: then it holds nothing and returns the cause, as a
+// *WaitError that also carries the last attempt's refusal when the wait
+// ended between attempts (an attempt cut short returns what Acquire
+// does). It tries again every TTL/10 or so (this manager's TTL, with
 // jitter, so that waiters of several processes do not try in step): it
 // takes the lease soon after the holder releases it or is proven dead,
 // and takes a silent holder over once the TTL has passed since this
@@ -26,7 +28,8 @@ func (m *Manager) AcquireWait(ctx context.Context, key string) (*Lease, error) {
 	m.mu.Unlock()
 	for {
 		h, err := m.Acquire(ctx, key)
-		if !errors.Is(err, ErrHeld) {
+		var held *HeldError
+		if !errors.As(err, &held) {
 			m.mu.Lock()
 			m.trying--
 			m.changedLocked()
@@ -34,7 +37,7 @@ func (m *Manager) AcquireWait(ctx context.Context, key string) (*Lease, error) {
 			return h, err
 		}
 		if err := m.sleep(ctx, wait.Next()); err != nil {
-			return nil, err
+			return nil, &WaitError{Err: err, Last: held}
 		}
 	}
 }

@@ -101,7 +101,8 @@ func TestAcquireWaitTakesOverASilentHolder(t *testing.T) {
 }
 
 // TestAcquireWaitEndsWithItsContext: a ctx that ends ends the wait with
-// its cause, holding nothing; the holder keeps the lease.
+// its cause and the last attempt's refusal, holding nothing; the holder
+// keeps the lease.
 func TestAcquireWaitEndsWithItsContext(t *testing.T) {
 	f := platformtest.New(t)
 	repo := lease.NewMemoryRepository()
@@ -113,8 +114,13 @@ func TestAcquireWaitEndsWithItsContext(t *testing.T) {
 	got := waitAsync(ctx, b, "k")
 	waitSleeping(t, b, got)
 	cancel(cause)
-	if r := receive(t, got, "AcquireWait"); r.h != nil || !errors.Is(r.err, cause) {
+	r := receive(t, got, "AcquireWait")
+	if r.h != nil || !errors.Is(r.err, cause) {
 		t.Fatalf("AcquireWait = %v, %v; want nothing and the ctx's cause", r.h, r.err)
+	}
+	var we *lease.WaitError
+	if !errors.As(r.err, &we) || !errors.Is(r.err, lease.ErrHeld) || we.Last.Key != "k" || we.Last.Holder == nil {
+		t.Fatalf("AcquireWait's error %v (%T) does not carry the last refusal", r.err, r.err)
 	}
 	wantNotEnded(t, h)
 	if s := mustLoad(t, repo, "k").Snapshot; s.Generation != h.Token() || s.Released {

@@ -54,6 +54,11 @@
 //     it becomes released. Release Refused: the record did not hold it.
 //     Release Done (what Lease.Close reports): released if it held it,
 //     else nothing.
+//   - Break OK with Output.Gen g (lease.Break wrote its tombstone over
+//     the holder of g): the record held g; it becomes generation g + 1,
+//     released. Break Refused: always allowed, and changes nothing (a
+//     break refuses a holder that may still run, which the model cannot
+//     see, as well as a free key).
 //
 // The lock of a key is its holder or free: Lock OK needs it free and
 // makes the process its holder; Lock Refused needs it held; Unlock OK
@@ -82,8 +87,9 @@
 // with token t ends at the first return of a known outcome that proves
 // the record moved past generation t (an acquisition of a larger
 // generation, an accepted write with a larger token, an accepted
-// release with a token of t or more), after which it could change
-// nothing, or is left out if that return precedes its call; and the
+// release with a token of t or more, a break of generation t or more),
+// after which it could change nothing, or is left out if that return
+// precedes its call; and the
 // acquisitions of unknown outcome, which all have the same effect, are
 // linearized in call order, so that k of them pending make k + 1 cases
 // rather than 2^k. So the many failed acquisitions of a store that is

@@ -83,6 +83,8 @@ func describe(k Kind, in Input, out Output, open bool) string {
 		res = "open (crashed)"
 	case out.Status == OK && k == Acquire:
 		res = fmt.Sprintf("gen %d", out.Gen)
+	case out.Status == OK && k == Break:
+		res = fmt.Sprintf("gen %d broken", out.Gen)
 	case out.Status == OK && k == Read:
 		res = fmt.Sprintf("%q", out.Value)
 	}

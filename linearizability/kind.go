@@ -3,7 +3,7 @@ package linearizability
 import "fmt"
 
 // Kind is the operation an Event records. The lease object of a key takes
-// Acquire, Release, Write and Read; the lock object of a key takes Lock
+// Acquire, Release, Write, Read and Break; the lock object of a key takes Lock
 // and Unlock; the fence object of a key takes Enter and Leave, the edges
 // of a fenced section (recorded inside it, with Recorder.Instant); Crash
 // is the end of a process, recorded by whoever killed it.
@@ -21,6 +21,7 @@ const (
 	Crash                   // Process ended without unlocking (killed)
 	Enter                   // a fenced section of the lease starts
 	Leave                   // the fenced section ends
+	Break                   // end the lease from outside (lease.Break); Output.Gen is the generation broken
 )
 
 var kindNames = [...]string{
@@ -33,6 +34,7 @@ var kindNames = [...]string{
 	Crash:   "crash",
 	Enter:   "enter",
 	Leave:   "leave",
+	Break:   "break",
 }
 
 // String returns the kind's JSON name.
@@ -47,10 +49,10 @@ func (k Kind) String() string {
 // crash with a key belongs to that key's lock; one without joins every
 // lock and fence (see partitions): a process's death frees both.
 func (k Kind) object() object {
-	switch {
-	case k == Enter || k == Leave:
+	switch k {
+	case Enter, Leave:
 		return fenceObject
-	case k >= Lock:
+	case Lock, Unlock, Crash:
 		return lockObject
 	}
 	return leaseObject
@@ -87,7 +89,8 @@ const (
 	Unknown Status = iota
 	// OK: the operation took effect. Acquire got generation Output.Gen,
 	// Write was accepted, Read returned Output.Value, Release wrote its
-	// tombstone, Lock got the lock, Unlock gave it back.
+	// tombstone, Break wrote its tombstone over generation Output.Gen,
+	// Lock got the lock, Unlock gave it back.
 	OK
 	// Refused: the operation was refused and changed nothing. Acquire
 	// found the lease held, Write was refused (a refusal is always

@@ -81,7 +81,8 @@ func stepRanked(s state, in *input) (bool, state) {
 // leaves. An acquisition can always take effect (a held record can be
 // taken over once its holder is dead or silent, which the model cannot
 // see); a release or a fenced write needs the record to hold the token
-// and not be released; a lock needs the lock free, an unlock needs its
+// and not be released; a break needs it held (at the generation it
+// names), and writes the next generation released; a lock needs the lock free, an unlock needs its
 // process to hold it; a crash frees the lock its process held. A fenced
 // section is the same lock, of the fence: Enter needs no other section
 // under way, Leave its own.
@@ -102,6 +103,13 @@ func applies(s state, op *Event) (bool, state) {
 		}
 	case Read:
 		return true, s
+	case Break:
+		// A known break names the generation it broke; it writes the
+		// next one, released.
+		if s.held && (op.Output.Status != OK || op.Output.Gen == s.gen) {
+			s.gen, s.held = s.gen+1, false
+			return true, s
+		}
 	case Lock, Enter:
 		if s.holder == 0 {
 			s.holder = op.Process + 1
@@ -124,7 +132,9 @@ func applies(s state, op *Event) (bool, state) {
 // refusable reports whether op may be refused in s. Acquire and Lock are
 // refused only while the object is held; a release only when the record
 // no longer holds its token; a fenced write may always be refused (the
-// fence may be stricter than the model, never looser).
+// fence may be stricter than the model, never looser), and so may a
+// break (it refuses a holder that may still run, which the model cannot
+// see, as well as a free key).
 func refusable(s state, op *Event) bool {
 	switch op.Kind {
 	case Acquire:

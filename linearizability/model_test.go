@@ -124,6 +124,49 @@ func TestModels(t *testing.T) {
 			op(0, "k", Release, tok(1), done, 40, 50),
 			op(0, "k", Acquire, none, refused, 60, 70),
 		), Linearizable},
+		{"lease: a break ends the holder; the next acquisition outranks the tombstone", hist(
+			op(0, "k", Acquire, none, gen(1), 0, 10),
+			op(2, "k", Break, none, gen(1), 20, 30),
+			op(0, "k", Write, wr(1, "x"), refused, 40, 50),
+			op(1, "k", Acquire, none, gen(3), 60, 70),
+		), Linearizable},
+		{"lease: the acquisition after a break gets the tombstone's generation", hist(
+			op(0, "k", Acquire, none, gen(1), 0, 10),
+			op(2, "k", Break, none, gen(1), 20, 30),
+			op(1, "k", Acquire, none, gen(2), 60, 70),
+		), Violation},
+		{"lease: the holder writes after its break returned", hist(
+			op(0, "k", Acquire, none, gen(1), 0, 10),
+			op(2, "k", Break, none, gen(1), 20, 30),
+			op(0, "k", Write, wr(1, "x"), ok, 40, 50),
+		), Violation},
+		{"lease: a break of a generation the record does not hold", hist(
+			op(0, "k", Acquire, none, gen(1), 0, 10),
+			op(1, "k", Acquire, none, gen(2), 20, 30),
+			op(2, "k", Break, none, gen(1), 40, 50),
+		), Violation},
+		{"lease: a break of a released record", hist(
+			op(0, "k", Acquire, none, gen(1), 0, 10),
+			op(0, "k", Release, tok(1), ok, 20, 30),
+			op(2, "k", Break, none, gen(1), 40, 50),
+		), Violation},
+		{"lease: a refused break changes nothing", hist(
+			op(0, "k", Acquire, none, gen(1), 0, 10),
+			op(2, "k", Break, none, refused, 20, 30),
+			op(0, "k", Write, wr(1, "x"), ok, 40, 50),
+		), Linearizable},
+		{"lease: a break of unknown outcome may have ended the holder", hist(
+			op(0, "k", Acquire, none, gen(1), 0, 10),
+			op(2, "k", Break, none, unknown, 20, 30),
+			op(1, "k", Acquire, none, gen(3), 40, 50),
+		), Linearizable},
+		{"lease: a stale write of unknown outcome ends where a break proves the record moved on", hist(
+			op(0, "k", Acquire, none, gen(1), 0, 10),
+			op(0, "k", Write, wr(1, "x"), unknown, 15, 18),
+			op(2, "k", Break, none, gen(1), 20, 30),
+			op(1, "k", Acquire, none, gen(3), 40, 50),
+			op(1, "k", Read, none, val("x"), 60, 70),
+		), Linearizable},
 		{"lock: two holders overlap", hist(
 			op(0, "l", Lock, none, ok, 0, 10),
 			op(1, "l", Lock, none, ok, 20, 30),

@@ -149,9 +149,10 @@ func reduce(evs []*Event, clients map[int]int, b bounds) []porcupine.Operation {
 // operation of known outcome among an object's events that proves the
 // record past generation t held (see reduce): an acquisition that got a
 // generation above t, an accepted write with a token above t, an accepted
-// release with a token of t or more. Each such operation proves the
-// record past every generation below its level (the generation, the
-// token, the token plus one); the levels are sorted, with the earliest
+// release with a token of t or more, a break of generation t or more.
+// Each such operation proves the record past every generation below its
+// level (the generation, the token, the token or the generation broken
+// plus one); the levels are sorted, with the earliest
 // return at or above each, so that a question costs a binary search.
 type proofs struct {
 	levels   []uint64 // ascending
@@ -179,6 +180,12 @@ func proofsOf(evs []*Event) proofs {
 			ps = append(ps, proof{d.Output.Gen, d.Return})
 		case Write:
 			ps = append(ps, proof{d.Input.Token, d.Return})
+		case Break: // its tombstone is one above the generation broken
+			if d.Output.Gen == math.MaxUint64 {
+				p.noteTop(d.Return)
+				continue
+			}
+			ps = append(ps, proof{d.Output.Gen + 1, d.Return})
 		case Release:
 			if d.Input.Token == math.MaxUint64 {
 				p.noteTop(d.Return)

@@ -255,6 +255,9 @@ func (c *controller) snapshot() Stats {
 	s.Takeovers = c.tally.notes[noteTakeover]
 	s.Refused = c.tally.notes[noteRefused]
 	s.Lost = c.tally.notes[noteLost]
+	s.Waits = c.tally.notes[noteWait]
+	s.Handovers = c.tally.notes[noteWaited]
+	s.Breaks = c.tally.notes[noteBroke]
 	s.StaleWrites = c.tally.stale.n
 	s.CutOff = c.tally.cut.count(c.stats.Outages, c.cfg.TTL)
 	s.Outages = slices.Clone(s.Outages)

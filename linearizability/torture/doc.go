@@ -7,12 +7,24 @@
 // worker loops over random keys: it acquires the key's lease, makes one
 // to three fenced writes to a shared resource (a SQLite table, or a JSON
 // file a key for the file store) inside Lease.RunFenced, sometimes reads
-// it back under the key's fence, and closes the lease; or it takes the
-// key's process lock (plock) without waiting, and gives it back. Every
+// it back under the key's fence, and closes the lease; refused, it
+// sometimes waits for the lease instead (Manager.AcquireWait, for up to
+// three TTLs). Or it takes the key's process lock (plock) without
+// waiting, and gives it back; or it breaks the key's lease without force
+// (lease.Break), as an operator would a stuck holder. Every
 // operation is recorded with linearizability.NewRecorder in the worker's
 // own file of the run directory: a Close as Done (it does not say whether
 // its tombstone was written), a failure that does not say whether the
-// operation took effect as Unknown, never Refused.
+// operation took effect as Unknown, never Refused. A wait that ends
+// between attempts is Refused (its last attempt was); a break is
+// recorded with the generation it broke and the holder's pid.
+//
+// A break without force must refuse a holder that may still run, and
+// every holder of a campaign shares this process table: so the holder a
+// break ended must have been sent its SIGKILL before the break returned.
+// The check holds each break against the kills recorded (by the pids the
+// workers write in the run directory), and reports any other as a
+// failure (Result.LiveBreaks), which linearizability cannot see.
 //
 // The controller meanwhile SIGKILLs a random worker every KillEvery on
 // average (recording the crash with BeginCrash before the signal and

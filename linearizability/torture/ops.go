@@ -50,13 +50,17 @@ func (w *worker) record(key string, k lz.Kind, in lz.Input, do func(ctx context.
 	return p.End(out)
 }
 
-// leaseRound acquires key's lease; holding it, makes one to three
-// fenced writes, maybe a read, and closes it. Refused, it reads. Now and
+// leaseRound acquires key's lease; refused, it sometimes waits for it
+// (AcquireWait). Holding it, it makes one to three fenced writes, maybe
+// a read, and closes it. Refused in the end, it reads. Now and
 // then it holds a second key's lease at once, so that the manager renews
 // several handles together and bugs between handles of one process meet
 // the checks; its writes then go to either lease.
 func (w *worker) leaseRound(key string) error {
 	l, err := w.acquireOp(key)
+	if err == nil && l == nil && w.rng.IntN(3) == 0 {
+		l, err = w.waitOp(key)
+	}
 	if err != nil || l == nil {
 		return errors.Join(err, w.readOp(key))
 	}

@@ -20,6 +20,10 @@ type Result struct {
 	Counts  map[lz.Kind]map[string]int
 	History lz.History
 	Report  lz.Report
+	// LiveBreaks are the breaks without force that ended a holder still
+	// alive (see the package doc): each is a failure, which the history's
+	// check cannot see.
+	LiveBreaks []string
 	// HTML is the visualisation written, or "".
 	HTML string
 	// SchemaDropped says that Run dropped the PostgreSQL schema it named
@@ -27,9 +31,9 @@ type Result struct {
 	SchemaDropped bool
 }
 
-// Failed reports whether the campaign found a violation or could not
-// decide.
-func (r *Result) Failed() bool { return r.Report.Verdict != lz.Linearizable }
+// Failed reports whether the campaign found a violation (of
+// linearizability, or a break of a live holder) or could not decide.
+func (r *Result) Failed() bool { return r.Report.Verdict != lz.Linearizable || len(r.LiveBreaks) > 0 }
 
 // count tallies the history by kind and outcome.
 func count(h lz.History) map[lz.Kind]map[string]int {
@@ -62,7 +66,7 @@ func (r *Result) Print(w io.Writer) {
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintf(tw, "operation\t%s\ttotal\t\n", strings.Join(outcomes, "\t"))
-	for k := lz.Acquire; k <= lz.Leave; k++ {
+	for k := lz.Acquire; k <= lz.Break; k++ { // Break is the last kind
 		row, total := []string{k.String()}, 0
 		for _, o := range outcomes {
 			row = append(row, fmt.Sprint(r.Counts[k][o]))
@@ -79,6 +83,10 @@ func (r *Result) Print(w io.Writer) {
 			s.ServerStops, s.ServerPauses, c.Server.Outage, 2*c.Server.Outage, s.CutOff)
 	}
 	fmt.Fprintf(w, "leases: %d takeovers, %d declared lost, %d stale fenced writes refused, %d accepted\n", s.Takeovers, s.Lost, s.Refused, s.StaleWrites)
+	fmt.Fprintf(w, "waits: %d, %d handed the lease; breaks of dead holders: %d, of live ones: %d\n", s.Waits, s.Handovers, s.Breaks, len(r.LiveBreaks))
+	for _, b := range r.LiveBreaks {
+		fmt.Fprintf(w, "  BREAK OF A LIVE HOLDER: %s\n", b)
+	}
 	rep := r.Report
 	fmt.Fprintf(w, "porcupine: %s (%d operations, %d objects, %d of unknown outcome, %d segments of at most %d operations, checked in %v)\n",
 		rep.Verdict, rep.Ops, rep.Keys, rep.Uncertain, rep.Segments, rep.Longest, rep.Elapsed.Round(time.Millisecond))

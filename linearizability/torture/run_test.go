@@ -37,6 +37,12 @@ func TestSmallCampaign(t *testing.T) {
 			if s.Kills < 2 || s.Pauses < 1 || s.Ops < 50 || res.Counts[lz.Write]["ok"] == 0 || res.Counts[lz.Lock]["ok"] == 0 {
 				t.Fatalf("vacuous campaign: %+v, counts %v", s, res.Counts)
 			}
+			if s.Waits == 0 || res.Counts[lz.Break]["refused"] == 0 {
+				t.Fatalf("no waits (%d) or no breaks (%v) in the campaign", s.Waits, res.Counts[lz.Break])
+			}
+			if res.Failed() || len(res.LiveBreaks) > 0 {
+				t.Errorf("breaks of live holders: %v", res.LiveBreaks)
+			}
 			if s.StaleWrites != 0 {
 				t.Errorf("%d stale writes counted in a linearizable history", s.StaleWrites)
 			}

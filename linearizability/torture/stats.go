@@ -18,6 +18,9 @@ type Stats struct {
 	Started   int           // worker processes started, restarts included
 	Elapsed   time.Duration // since the campaign started
 	Lost      int           // leases their holders declared lost
+	Waits     int           // AcquireWait calls begun
+	Handovers int           // AcquireWait calls that acquired
+	Breaks    int           // lease.Break calls that ended a holder
 	// StaleWrites are fenced writes accepted from a stale holder: they
 	// returned OK with a token below the generation of an acquisition of
 	// their key that had returned before they were called. Each is a

@@ -126,6 +126,9 @@ func (w *worker) openRest() error {
 	if w.losses, err = appendFile(procFile(w.a.Dir, eventsDir, w.a.Process, lossExt)); err != nil {
 		return err
 	}
+	if err := w.writePID(); err != nil {
+		return err
+	}
 	hist, err := appendFile(procFile(w.a.Dir, historyDir, w.a.Process, ".jsonl"))
 	if err != nil {
 		return err
@@ -205,13 +208,16 @@ func loadPolicy(path string) (policy.Policy, error) {
 // leaseFamily is the family of the policies lease.Config.Policy takes.
 const leaseFamily = "lease"
 
-// round does one random thing: a lease round (most often) or a process
-// lock round, on a random key, after a short random pause.
+// round does one random thing: a lease round (most often), a process
+// lock round or a break, on a random key, after a short random pause.
 func (w *worker) round() error {
 	key := fmt.Sprintf("k%d", w.rng.IntN(w.a.Keys))
 	w.nap()
-	if w.rng.IntN(5) == 0 {
+	switch n := w.rng.IntN(40); {
+	case n < 8:
 		return w.lockRound(key)
+	case n < 13: // breaks are refused mostly: a dead holder is soon taken over
+		return w.breakOp(key)
 	}
 	return w.leaseRound(key)
 }
