@@ -234,6 +234,7 @@ func TestCampaignStores(t *testing.T) {
 		{[]string{"lease/postgres/postgres.go"}, []string{"postgres"}},
 		{[]string{"lease/file/file.go", "lease/internal/keyfile/keyfile.go"}, all},
 		{[]string{"spec/lease.fsm"}, all},
+		{nil, all}, // the baseline
 	} {
 		if got := (mutant{files: tc.files}).campaignStores(all); !slices.Equal(got, tc.want) {
 			t.Errorf("campaignStores of %v = %v, want %v", tc.files, got, tc.want)

@@ -106,8 +106,11 @@ var storeDirs = map[string]string{"lease/sqlite/": "sqlite", "lease/file/": "fil
 
 // campaignStores returns the stores of all a campaign of m runs on: the
 // stores whose code m changes, when it changes only stores' code, else
-// all of them.
+// all of them (the baseline's too).
 func (m mutant) campaignStores(all []string) []string {
+	if len(m.files) == 0 {
+		return all
+	}
 	var stores []string
 	for _, f := range m.files {
 		store := ""

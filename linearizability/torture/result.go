@@ -83,7 +83,7 @@ func (r *Result) Print(w io.Writer) {
 			s.ServerStops, s.ServerPauses, c.Server.Outage, 2*c.Server.Outage, s.CutOff)
 	}
 	fmt.Fprintf(w, "leases: %d takeovers, %d declared lost, %d stale fenced writes refused, %d accepted\n", s.Takeovers, s.Lost, s.Refused, s.StaleWrites)
-	fmt.Fprintf(w, "waits: %d, %d handed the lease; breaks of dead holders: %d, of live ones: %d\n", s.Waits, s.Handovers, s.Breaks, len(r.LiveBreaks))
+	fmt.Fprintf(w, "waits: %d, %d handed the lease; breaks without force: %d holders ended, %d of them alive\n", s.Waits, s.Handovers, s.Breaks, len(r.LiveBreaks))
 	for _, b := range r.LiveBreaks {
 		fmt.Fprintf(w, "  BREAK OF A LIVE HOLDER: %s\n", b)
 	}
