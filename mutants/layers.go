@@ -191,7 +191,9 @@ type demoRun struct {
 	took   time.Duration
 }
 
-func (d demoRun) caught() bool { return d.kind == "violation" || d.kind == "worker crash" }
+func (d demoRun) caught() bool {
+	return d.kind == "violation" || d.kind == "worker crash" || d.kind == "campaign crash"
+}
 
 func (d demoRun) String() string {
 	s := fmt.Sprintf("%s/%d %s", d.store, d.seed, d.kind)
@@ -281,6 +283,13 @@ func classifyDemo(res ran) demoRun {
 		return demoRun{kind: "timed out", detail: "after " + roundTook(res.took)}
 	case strings.Contains(res.stdout, "porcupine: violation"):
 		return demoRun{kind: "violation"}
+	case strings.Contains(res.stdout, "BREAK OF A LIVE HOLDER"):
+		return demoRun{kind: "violation", detail: "a break of a live holder"}
+	case strings.Contains(res.stdout, "VIOLATIONS of the promises of package lanes"):
+		return demoRun{kind: "violation", detail: "lanes: " + clip(lineAfter(res.stdout, "VIOLATIONS of the promises of package lanes"), 200)}
+	case strings.HasPrefix(res.stderr, "panic: ") || strings.Contains(res.stderr, "\npanic: "):
+		// The campaign's own process: the lanes campaign runs in it.
+		return demoRun{kind: "campaign crash", detail: clip(panicLine(res.stderr), 200)}
 	}
 	if m := workerCrash.FindStringSubmatch(res.stderr); m != nil {
 		detail := m[1] + ": " + m[2]
@@ -307,12 +316,28 @@ func crashLine(path string) string {
 	if err != nil {
 		return ""
 	}
-	for line := range strings.SplitSeq(string(data), "\n") {
+	return panicLine(string(data))
+}
+
+// panicLine is the first line of out that starts a panic or a fatal
+// error, else its last line.
+func panicLine(out string) string {
+	for line := range strings.SplitSeq(out, "\n") {
 		if strings.HasPrefix(line, "panic: ") || strings.HasPrefix(line, "fatal error: ") {
 			return strings.TrimSpace(line)
 		}
 	}
-	return lastLine(string(data))
+	return lastLine(out)
+}
+
+// lineAfter returns the line of out after the first that contains mark.
+func lineAfter(out, mark string) string {
+	_, rest, ok := strings.Cut(out, mark)
+	if !ok {
+		return ""
+	}
+	_, rest, _ = strings.Cut(rest, "\n")
+	return strings.TrimSpace(firstLine(rest))
 }
 
 // checkerPackages are the history checker and the campaign that feeds

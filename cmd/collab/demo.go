@@ -19,9 +19,10 @@ var workerCommand []string
 
 // runDemo is `collab demo`: a torture campaign of real worker processes
 // on a store in a temporary directory, with a live progress line, then
-// the summary, porcupine's verdict and the visualisation's path. Exit 0
-// when the history is linearizable, 1 when not (or undecided), 2 on
-// misuse.
+// the summary, porcupine's verdict and the visualisation's path; then,
+// in this process, a campaign of package lanes (--lanes long), checked
+// against its promises. Exit 0 when the history is linearizable and the
+// lanes kept their promises, 1 when not (or undecided), 2 on misuse.
 func runDemo(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("collab demo", flag.ContinueOnError)
 	fs.SetOutput(stderr)
@@ -37,6 +38,7 @@ func runDemo(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	minOps := fs.Int("min-ops", 0, "fail unless the campaign makes at least this many operations (it runs on past --duration to reach the targets)")
 	minKills := fs.Int("min-kills", 0, "fail unless at least this many SIGKILLs")
 	minPauses := fs.Int("min-pauses", 0, "fail unless at least this many SIGSTOP pauses of at least a TTL")
+	lanesFor := fs.Duration("lanes", 5*time.Second, "after the processes, how long the in-process lanes campaign runs (0: none)")
 	deadline := fs.Duration("deadline", 0, "bound the whole campaign, the check included, so that a slow machine still reaches the --min targets (0: twice --duration, twice the check timeout, and 30s)")
 	if err := fs.Parse(args); err != nil {
 		return 2
@@ -59,11 +61,36 @@ func runDemo(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "collab demo: %v\n", err)
 		return 2
 	}
-	return demo(cfg, stdout, stderr)
+	if *lanesFor < 0 {
+		fmt.Fprintf(stderr, "collab demo: --lanes is %v; want 0 (none) or more\n", *lanesFor)
+		return 2
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	code := demo(ctx, cfg, stdout, stderr)
+	if *lanesFor > 0 && ctx.Err() == nil {
+		code = max(code, demoLanes(ctx, torture.LanesConfig{Seed: *seed, Duration: *lanesFor}, stdout, stderr))
+	}
+	return code
+}
+
+// demoLanes runs the in-process lanes campaign of cfg and prints it.
+func demoLanes(ctx context.Context, cfg torture.LanesConfig, stdout, stderr io.Writer) int {
+	res, err := torture.RunLanes(ctx, cfg)
+	if err != nil {
+		fmt.Fprintf(stderr, "collab demo: lanes campaign: %v (seed %d)\n", err, cfg.Seed)
+		return 1
+	}
+	fmt.Fprintln(stdout)
+	res.Print(stdout)
+	if res.Failed() {
+		return 1
+	}
+	return 0
 }
 
 // demo runs the campaign of cfg and prints it.
-func demo(cfg torture.Config, stdout, stderr io.Writer) int {
+func demo(ctx context.Context, cfg torture.Config, stdout, stderr io.Writer) int {
 	if cfg.Dir == "" {
 		d, err := os.MkdirTemp("", "collab-demo-")
 		if err != nil {
@@ -78,8 +105,6 @@ func demo(cfg torture.Config, stdout, stderr io.Writer) int {
 	fmt.Fprintf(stdout, "collab demo: %d worker processes on %s for %v, seed %d, in %s\n",
 		cfg.WithDefaults().Workers, cfg.Store, cfg.Duration, cfg.Seed, cfg.Dir)
 	cfg.Progress = func(s torture.Stats) { fmt.Fprintf(stdout, "\r%s", torture.ProgressLine(s)) }
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-	defer stop()
 	res, err := torture.Run(ctx, cfg)
 	fmt.Fprintln(stdout)
 	if err != nil {

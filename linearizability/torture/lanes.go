@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"runtime"
 	"sync"
@@ -269,13 +270,16 @@ func (r *lanesRun) activate(ctx context.Context, inst, key int) (err error) {
 		r.log.add(end)
 	}()
 	switch n := rand.IntN(100); {
-	case n < 55:
+	case n < 50:
 		for range rand.IntN(4) {
 			runtime.Gosched()
 		}
 		return nil
-	case n < 70: // runs past the turn timeout, or nearly, and succeeds anyway
+	case n < 60: // runs past the turn timeout, or nearly, and succeeds anyway
 		time.Sleep(time.Duration(rand.Int64N(int64(r.cfg.TurnTimeout) * 2)))
+		return nil
+	case n < 70: // returns as the turn timeout fires: a success all the same
+		time.Sleep(r.cfg.TurnTimeout)
 		return nil
 	case n < 90: // waits for its context, up to twice the turn timeout
 		t := time.NewTimer(2 * r.cfg.TurnTimeout)
@@ -341,4 +345,31 @@ func exitName(x lanes.Exit) string {
 		return "failed"
 	}
 	return "succeeded"
+}
+
+// maxPrinted bounds the violations Print lists.
+const maxPrinted = 20
+
+// Print writes the summary: the settings, the counts, and the verdict
+// with the violations found.
+func (r *LanesResult) Print(w io.Writer) {
+	c, s := r.Config, r.Stats
+	fmt.Fprintf(w, "lanes campaign: %d sets of lanes closed under %d wakers, %d keys, MaxConcurrent %d, MaxQueued %d, turn timeout %v, seed %d, %v\n",
+		s.Instances, c.Wakers, c.Keys, c.MaxConcurrent, c.MaxQueued, c.TurnTimeout, c.Seed, s.Elapsed.Round(time.Millisecond))
+	fmt.Fprintf(w, "wakes: %d started, %d queued, %d coalesced, %d refused as the queue was full, %d as the lanes were closed; %d cancels\n",
+		s.Wakes[lanes.Started], s.Wakes[lanes.Queued], s.Wakes[lanes.Coalesced], s.Full, s.Closed, s.Cancels)
+	fmt.Fprintf(w, "activations: %d; exits heard: %d succeeded, %d failed, %d cancelled, %d timed out, %d closed, %d dropped before they started\n",
+		s.Activations, s.Exits["succeeded"], s.Exits["failed"], s.Exits["cancelled"], s.Exits["timed out"], s.Exits["closed"], s.Exits["dropped"])
+	if !r.Failed() {
+		fmt.Fprintln(w, "lanes: every promise kept")
+		return
+	}
+	fmt.Fprintf(w, "lanes: %d VIOLATIONS of the promises of package lanes\n", len(r.Violations))
+	for i, v := range r.Violations {
+		if i == maxPrinted {
+			fmt.Fprintf(w, "  ... and %d more\n", len(r.Violations)-i)
+			break
+		}
+		fmt.Fprintf(w, "  %s\n", v)
+	}
 }

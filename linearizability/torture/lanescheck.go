@@ -93,9 +93,10 @@ type laneInstanceEvents struct {
 //     Started) after its call;
 //  4. Cancel returns once every activation of its key that began before
 //     its call has returned and been heard; one that overlaps no other
-//     Cancel of its key and no Close reports, before it returns, the
-//     owed activation it dropped, if any wake that returned before its
-//     call was not served by then;
+//     Cancel of its key, and returns before Close is called, reports
+//     before it returns the owed activation it dropped, if a wake called
+//     after the last Cancel of the key returned, and returned before
+//     this one's call, was not served by then;
 //  5. nothing of a set of lanes begins or is heard after its Close
 //     returned, and a wake called after that is refused with ErrClosed.
 //
@@ -286,7 +287,7 @@ func (in *laneInstanceEvents) checkCancels() []string {
 		latest := time.Duration(-1) // the latest return of the cancels called earlier
 		for i, c := range cancels {
 			since := latest
-			overlaps := latest > c.call || i+1 < len(cancels) && cancels[i+1].call < c.at || in.overlapsClose(c)
+			overlaps := latest > c.call || i+1 < len(cancels) && cancels[i+1].call < c.at || in.closingBy(c.at)
 			latest = max(latest, c.at)
 			if c.err != nil {
 				out = append(out, fmt.Sprintf("lanes %d: Cancel of key %d called at %v did not return within %v: %v", in.n, key, c.call, cancelPatience, c.err))
@@ -324,9 +325,10 @@ func lastActivation(acts []activation) *activation {
 	return &acts[len(acts)-1]
 }
 
-// overlapsClose reports whether a Close of the lanes overlaps c.
-func (in *laneInstanceEvents) overlapsClose(c *laneEvent) bool {
-	return slices.ContainsFunc(in.closes, func(o *laneEvent) bool { return o.call < c.at && c.call < o.at })
+// closingBy reports whether a Close of the lanes was called before t:
+// from then on, Close drops what the lanes owe.
+func (in *laneInstanceEvents) closingBy(t time.Duration) bool {
+	return len(in.closes) > 0 && in.closes[0].call < t
 }
 
 // owedAt returns a successful wake among wakes (sorted by return) that
