@@ -283,8 +283,8 @@ func classifyDemo(res ran) demoRun {
 		return demoRun{kind: "timed out", detail: "after " + roundTook(res.took)}
 	case strings.Contains(res.stdout, "porcupine: violation"):
 		return demoRun{kind: "violation"}
-	case strings.Contains(res.stdout, "BREAK OF A LIVE HOLDER"):
-		return demoRun{kind: "violation", detail: "a break of a live holder"}
+	case strings.Contains(res.stdout, "ENDED ALIVE: "):
+		return demoRun{kind: "violation", detail: clip(lineAfter(res.stdout, "of which not dead: "), 200)}
 	case strings.Contains(res.stdout, "VIOLATIONS of the promises of package lanes"):
 		return demoRun{kind: "violation", detail: "lanes: " + clip(lineAfter(res.stdout, "VIOLATIONS of the promises of package lanes"), 200)}
 	case strings.HasPrefix(res.stderr, "panic: ") || strings.Contains(res.stderr, "\npanic: "):

@@ -139,12 +139,12 @@ func check(cfg Config, stats Stats) (*Result, error) {
 	// effect before its return, or its worker's reap. A server, and a
 	// registered store that may be one, can act later.
 	h.Local = cfg.Store == StoreSQLite || cfg.Store == StoreFile
-	pids, err := readPIDs(cfg.Dir)
+	judged, ended, err := checkJudgements(cfg.Dir, h)
 	if err != nil {
 		return nil, err
 	}
 	res := &Result{Config: cfg, Stats: stats, Counts: count(h), History: h, Report: lz.Check(h, cfg.CheckTimeout),
-		LiveBreaks: liveBreaks(h, pids)}
+		Judged: judged, EndedAlive: ended}
 	if res.Failed() || cfg.WriteHTML {
 		if err := res.Report.WriteHTML(cfg.HTML); err != nil {
 			return res, err

@@ -142,7 +142,7 @@ func (c *controller) spawn() error {
 	c.next++
 	c.stats.Started++
 	c.children = append(c.children, ch)
-	return nil
+	return writePID(c.cfg.Dir, ch.process, ch.cmd.Process.Pid)
 }
 
 // killOne SIGKILLs a random worker, recording the crash around the kill
@@ -269,7 +269,7 @@ func (c *controller) snapshot() Stats {
 // it if paused) and waits, bounded, for them to exit; stragglers are
 // killed, recorded as crashes.
 func (c *controller) stopAll() error {
-	var errs []error
+	errs := []error{writeStopping(c.cfg.Dir)}
 	for _, ch := range c.children {
 		_ = ch.stdin.Close()
 		if ch.paused {

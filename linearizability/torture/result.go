@@ -20,10 +20,12 @@ type Result struct {
 	Counts  map[lz.Kind]map[string]int
 	History lz.History
 	Report  lz.Report
-	// LiveBreaks are the breaks without force that ended a holder still
-	// alive (see the package doc): each is a failure, which the history's
-	// check cannot see.
-	LiveBreaks []string
+	// EndedAlive are the breaks without force and the takeovers on proof
+	// of death that ended a holder that was not dead (see the package
+	// doc): each is a failure, which the history's check cannot see.
+	EndedAlive []string
+	// Judged counts the breaks and takeovers on proof of death checked.
+	Judged int
 	// HTML is the visualisation written, or "".
 	HTML string
 	// SchemaDropped says that Run dropped the PostgreSQL schema it named
@@ -33,7 +35,7 @@ type Result struct {
 
 // Failed reports whether the campaign found a violation (of
 // linearizability, or a break of a live holder) or could not decide.
-func (r *Result) Failed() bool { return r.Report.Verdict != lz.Linearizable || len(r.LiveBreaks) > 0 }
+func (r *Result) Failed() bool { return r.Report.Verdict != lz.Linearizable || len(r.EndedAlive) > 0 }
 
 // count tallies the history by kind and outcome.
 func count(h lz.History) map[lz.Kind]map[string]int {
@@ -83,9 +85,10 @@ func (r *Result) Print(w io.Writer) {
 			s.ServerStops, s.ServerPauses, c.Server.Outage, 2*c.Server.Outage, s.CutOff)
 	}
 	fmt.Fprintf(w, "leases: %d takeovers, %d declared lost, %d stale fenced writes refused, %d accepted\n", s.Takeovers, s.Lost, s.Refused, s.StaleWrites)
-	fmt.Fprintf(w, "waits: %d, %d handed the lease; breaks without force: %d holders ended, %d of them alive\n", s.Waits, s.Handovers, s.Breaks, len(r.LiveBreaks))
-	for _, b := range r.LiveBreaks {
-		fmt.Fprintf(w, "  BREAK OF A LIVE HOLDER: %s\n", b)
+	fmt.Fprintf(w, "waits: %d, %d handed the lease; breaks without force: %d holders ended\n", s.Waits, s.Handovers, s.Breaks)
+	fmt.Fprintf(w, "holders ended on a judgement (a break, a takeover on proof of death): %d, of which not dead: %d\n", r.Judged, len(r.EndedAlive))
+	for _, b := range r.EndedAlive {
+		fmt.Fprintf(w, "  ENDED ALIVE: %s\n", b)
 	}
 	rep := r.Report
 	fmt.Fprintf(w, "porcupine: %s (%d operations, %d objects, %d of unknown outcome, %d segments of at most %d operations, checked in %v)\n",

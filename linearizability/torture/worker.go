@@ -35,8 +35,12 @@ type worker struct {
 	rec    *lz.Recorder
 	events *os.File
 	losses *os.File // the leases it declared lost
-	rng    *rand.Rand
-	seq    int
+	// takeovers are its takeovers on proof of death, and self its
+	// identity, for the check of judgements (judged.go).
+	takeovers *os.File
+	self      platform.Identity
+	rng       *rand.Rand
+	seq       int
 }
 
 // runWorker works until stop reaches its end (the controller closes
@@ -126,7 +130,10 @@ func (w *worker) openRest() error {
 	if w.losses, err = appendFile(procFile(w.a.Dir, eventsDir, w.a.Process, lossExt)); err != nil {
 		return err
 	}
-	if err := w.writePID(); err != nil {
+	if w.takeovers, err = appendFile(procFile(w.a.Dir, eventsDir, w.a.Process, takeoverExt)); err != nil {
+		return err
+	}
+	if w.self, err = w.plat.Process.Self(); err != nil {
 		return err
 	}
 	hist, err := appendFile(procFile(w.a.Dir, historyDir, w.a.Process, ".jsonl"))
@@ -146,6 +153,9 @@ func (w *worker) onEvent(e lease.Event) {
 	switch e.Kind {
 	case lease.TakenOver:
 		w.note(noteTakeover)
+		if e.PreviousDead {
+			w.noteDeadTakeover(e)
+		}
 	case lease.Lost:
 		w.noteLoss(e)
 	}
@@ -170,6 +180,9 @@ func (w *worker) close() error {
 	}
 	if w.losses != nil {
 		errs = append(errs, w.losses.Close())
+	}
+	if w.takeovers != nil {
+		errs = append(errs, w.takeovers.Close())
 	}
 	return errors.Join(errs...)
 }
