@@ -31,6 +31,7 @@ func runDemo(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	pgURL := fs.String("postgres-url", "", "the PostgreSQL database of --store postgres (the run's tables go in a schema of their own)")
 	seed := fs.Int64("seed", 0, "the seed of every random choice (0: from the clock); printed to replay a run")
 	workers := fs.Int("workers", torture.DefaultWorkers, "worker processes running at once")
+	pidNS := fs.Int("pid-namespaces", 0, "of every --workers processes, how many run each in a pid namespace of its own (Linux, as root), judged by the TTL alone")
 	dir := fs.String("dir", "", "the run directory, new or empty (default: a new temporary directory, kept)")
 	html := fs.String("html", "", "where to write porcupine's visualisation (default: DIR/history.html)")
 	keys := fs.Int("keys", torture.DefaultKeys, "keys the workers share")
@@ -50,7 +51,7 @@ func runDemo(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	if *seed == 0 {
 		*seed = time.Now().UnixNano()
 	}
-	cfg := torture.Config{Dir: *dir, Store: *store, PostgresURL: *pgURL, Seed: *seed, Workers: *workers, Keys: *keys, Duration: *duration,
+	cfg := torture.Config{Dir: *dir, Store: *store, PostgresURL: *pgURL, Seed: *seed, Workers: *workers, PIDNamespaces: *pidNS, Keys: *keys, Duration: *duration,
 		PauseEvery: *pauseEvery, MinOps: *minOps, MinKills: *minKills, MinPauses: *minPauses, Deadline: *deadline,
 		HTML: *html, WriteHTML: true, Command: workerCommand}
 	check := cfg

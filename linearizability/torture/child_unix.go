@@ -32,6 +32,7 @@ func startChild(cfg Config, p int, exited chan<- *child, quit <-chan struct{}) (
 	if n := len(cfg.Policies); n > 0 {
 		a.Policy = cfg.Policies[p%n]
 	}
+	a.NewPIDNamespace = inOwnPIDNamespace(cfg, p)
 	spec, err := json.Marshal(a)
 	if err != nil {
 		return nil, err
@@ -54,6 +55,9 @@ func startChild(cfg Config, p int, exited chan<- *child, quit <-chan struct{}) (
 	// Its own process group: a terminal's Ctrl-C reaches the controller,
 	// which stops the workers itself, recorded.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if a.NewPIDNamespace {
+		inNewPIDNamespace(cmd.SysProcAttr)
+	}
 	stdin, err := cmd.StdinPipe()
 	if err == nil {
 		err = cmd.Start()
@@ -74,6 +78,10 @@ func startChild(cfg Config, p int, exited chan<- *child, quit <-chan struct{}) (
 	}()
 	return c, nil
 }
+
+// inOwnPIDNamespace reports whether worker process p of cfg runs in a
+// pid namespace of its own: PIDNamespaces of every Workers in turn.
+func inOwnPIDNamespace(cfg Config, p int) bool { return (p-1)%cfg.Workers < cfg.PIDNamespaces }
 
 // kill sends SIGKILL, and SIGCONT in case it is stopped.
 func (c *child) kill() {

@@ -2,6 +2,7 @@ package torture
 
 import (
 	"fmt"
+	"os"
 	"path/filepath"
 	"time"
 )
@@ -42,6 +43,13 @@ type Config struct {
 	Seed int64
 	// Workers is how many worker processes run at once (default 4).
 	Workers int
+	// PIDNamespaces is how many of every Workers worker processes
+	// started run each in a pid namespace of its own (Linux, as root;
+	// default 0): the others cannot judge their processes, nor they the
+	// others', so that holders there are taken over after the TTL alone,
+	// beside holders judged by process. It must leave one worker at least
+	// in this process table.
+	PIDNamespaces int
 	// Keys is how many keys the workers share (default 3): few keys
 	// make contention, takeovers and refused writes.
 	Keys int
@@ -157,6 +165,12 @@ func (c Config) Validate() error {
 		return bad("PostgresURL", "is empty with store %q", c.Store)
 	case c.Workers < 2 || c.Workers > 64:
 		return bad("Workers", "is %d; want 2 to 64", c.Workers)
+	case c.PIDNamespaces < 0 || c.PIDNamespaces >= c.Workers:
+		return bad("PIDNamespaces", "is %d with %d workers; want 0 to %d", c.PIDNamespaces, c.Workers, c.Workers-1)
+	case c.PIDNamespaces > 0 && !pidNamespaces:
+		return bad("PIDNamespaces", "is %d; pid namespaces are Linux's", c.PIDNamespaces)
+	case c.PIDNamespaces > 0 && os.Geteuid() != 0:
+		return bad("PIDNamespaces", "is %d; making a pid namespace needs root", c.PIDNamespaces)
 	case c.Keys < 1 || c.Keys > 1000:
 		return bad("Keys", "is %d; want 1 to 1000", c.Keys)
 	case c.Duration <= 0:

@@ -139,12 +139,13 @@ func check(cfg Config, stats Stats) (*Result, error) {
 	// effect before its return, or its worker's reap. A server, and a
 	// registered store that may be one, can act later.
 	h.Local = cfg.Store == StoreSQLite || cfg.Store == StoreFile
-	judged, ended, err := checkJudgements(cfg.Dir, h)
+	j, err := checkJudgements(cfg.Dir, h)
 	if err != nil {
 		return nil, err
 	}
+	stats.DeadTakeovers, stats.CrossTable = j.deadTakeovers, j.crossTable
 	res := &Result{Config: cfg, Stats: stats, Counts: count(h), History: h, Report: lz.Check(h, cfg.CheckTimeout),
-		Judged: judged, EndedAlive: ended}
+		EndedAlive: j.endedAlive}
 	if res.Failed() || cfg.WriteHTML {
 		if err := res.Report.WriteHTML(cfg.HTML); err != nil {
 			return res, err

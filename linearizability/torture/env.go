@@ -23,8 +23,11 @@ type assignment struct {
 	Heartbeat time.Duration `json:"heartbeat"`
 	Policy    string        `json:"policy,omitempty"`
 	// Controller is the pid of the controller that started the worker:
-	// the switch works only in its children.
+	// the switch works only in its children (or, with NewPIDNamespace, in
+	// process 1 of a new pid namespace, whose parent it cannot see).
 	Controller int `json:"controller"`
+	// NewPIDNamespace: the worker runs in a pid namespace of its own.
+	NewPIDNamespace bool `json:"newPIDNamespace,omitempty"`
 	// PostgresURL and Schema locate StorePostgres.
 	PostgresURL string `json:"postgresURL,omitempty"`
 	Schema      string `json:"schema,omitempty"`
@@ -64,8 +67,20 @@ func WorkerMain() {
 	}
 	_ = os.Unsetenv(EnvWorker)
 	var a assignment
-	if err := json.Unmarshal([]byte(v), &a); err != nil || a.Controller != os.Getppid() {
+	if err := json.Unmarshal([]byte(v), &a); err != nil {
 		return
+	}
+	if a.Controller != os.Getppid() {
+		if !a.NewPIDNamespace {
+			return
+		}
+		switch own, err := startedInNewPIDNamespace(); {
+		case !own:
+			return
+		case err != nil:
+			fmt.Fprintf(os.Stderr, "torture worker p%d: %v\n", a.Process, err)
+			os.Exit(1)
+		}
 	}
 	if err := runWorker(a, os.Stdin); err != nil {
 		fmt.Fprintf(os.Stderr, "torture worker p%d: %v\n", a.Process, err)

@@ -27,22 +27,37 @@ import (
 //   - a holder of another process table (another pid namespace) cannot be
 //     proved dead: a takeover may end it after the TTL, never on proof.
 //
-// The controller writes each worker's pid, as this process table sees it,
-// in the events directory, and the moment it began to stop them.
+// Each worker writes its identity (pid, pid namespace, start time) in the
+// events directory, and the controller the moment it began to stop them.
+// A holder is known by its whole identity: a worker in a pid namespace of
+// its own is process 1 there, and a namespace's number is reused once
+// its last process is gone.
 
 // File names of the events directory for the judgements.
 const (
-	pidExt      = ".pid"      // p<N>.pid: a worker's pid, written by the controller
-	takeoverExt = ".takeover" // p<N>.takeover: a worker's takeovers on proof of death
+	selfExt     = ".self"     // p<N>.self: a worker's identity (selfLine)
+	takeoverExt = ".takeover" // p<N>.takeover: a worker's takeovers
 	stoppingLog = "stopping"  // the controller's monotonic clock when it began to stop the workers
-	// brokenHolder is Output.Value of a Break OK: the holder's pid and
-	// pid namespace, and the breaker's pid namespace.
-	brokenHolder = "pid %d ns %d by ns %d"
+	// selfLine is a worker's identity: pid, pid namespace, start time.
+	selfLine = "%d %d %d\n"
+	// brokenHolder is Output.Value of a Break OK: the holder's identity
+	// and the breaker's pid namespace.
+	brokenHolder = "pid %d ns %d start %d by ns %d"
 	// takeoverLine is a line of a takeover file: the monotonic clock
 	// after the takeover, the key, the token taken, the previous holder's
-	// pid and pid namespace, and the taker's pid namespace.
-	takeoverLine = "%d %s %d %d %d %d\n"
+	// identity, the taker's pid namespace, and whether the holder was
+	// proved dead (else it was silent for the TTL).
+	takeoverLine = "%d %s %d %d %d %d %d %t\n"
 )
+
+// workerID is a process's identity as a record names it.
+type workerID struct {
+	pid   int // in its pid namespace
+	ns    uint64
+	start uint64
+}
+
+func idOf(id platform.Identity) workerID { return workerID{id.PID, id.PIDNamespace, id.StartTime} }
 
 // judgement is a verdict that let a worker end a holder's lease.
 type judgement struct {
@@ -51,45 +66,46 @@ type judgement struct {
 	key      string
 	gen      uint64        // the generation ended
 	at       time.Duration // after the verdict
-	pid      int           // the holder's, in its own pid namespace
-	holderNS uint64
-	ownNS    uint64
+	holder   workerID
+	ownNS    uint64 // the judge's pid namespace
+	dead     bool // a takeover on proof of death, not of silence
 }
 
 func (j judgement) String() string {
 	return fmt.Sprintf("p%d's %s of %q (gen %d) at %v", j.process, j.what, j.key, j.gen, j.at)
 }
 
-// noteDeadTakeover appends e, a TakenOver event on proof of death, to the
-// worker's takeover file.
-func (w *worker) noteDeadTakeover(e lease.Event) {
+// noteTakeover appends e, a TakenOver event, to the worker's takeover
+// file.
+func (w *worker) noteTakeover(e lease.Event) {
 	if w.takeovers == nil || e.Previous == nil {
 		return
 	}
 	_, _ = fmt.Fprintf(w.takeovers, takeoverLine, platform.RealClock().Monotonic(), e.Key, uint64(e.Token),
-		e.Previous.PID, e.Previous.PIDNamespace, w.self.PIDNamespace)
+		e.Previous.PID, e.Previous.PIDNamespace, e.Previous.StartTime, w.self.PIDNamespace, e.PreviousDead)
 }
 
 // wrongJudgements returns, described, the judgements that ended a holder
 // that was not dead: see the comment at the top of this file. killed maps
 // a process to the moment its kill was sent; stopping is when the
 // controller began to stop the workers.
-func wrongJudgements(js []judgement, pids map[int]int, killed map[int]time.Duration, stopping time.Duration) []string {
+func wrongJudgements(js []judgement, workers map[workerID]int, killed map[int]time.Duration, stopping time.Duration) []string {
 	var out []string
 	for _, j := range js {
 		switch {
-		case j.holderNS != j.ownNS && j.what == "takeover":
+		case j.what == "takeover" && !j.dead: // after the TTL: the history's check
+		case j.holder.ns != j.ownNS && j.what == "takeover":
 			out = append(out, fmt.Sprintf("%s proved dead pid %d of another process table (pid namespace %d; its own %d): a holder there can only be judged by the TTL",
-				j, j.pid, j.holderNS, j.ownNS))
-		case j.holderNS != j.ownNS, j.at >= stopping:
+				j, j.holder.pid, j.holder.ns, j.ownNS))
+		case j.holder.ns != j.ownNS, j.at >= stopping:
 		default:
-			p, ok := pids[j.pid]
+			p, ok := workers[j.holder]
 			if !ok {
-				out = append(out, fmt.Sprintf("%s ended pid %d, no worker of this campaign", j, j.pid))
+				out = append(out, fmt.Sprintf("%s ended %+v, no worker of this campaign", j, j.holder))
 				continue
 			}
 			if t, ok := killed[p]; !ok || t > j.at {
-				out = append(out, fmt.Sprintf("%s ended p%d (pid %d), which was alive: no kill had been sent to it", j, p, j.pid))
+				out = append(out, fmt.Sprintf("%s ended p%d (pid %d), which was alive: no kill had been sent to it", j, p, j.holder.pid))
 			}
 		}
 	}
@@ -108,7 +124,7 @@ func judgements(dir string, h lz.History) (js []judgement, killed map[int]time.D
 			}
 		case e.Kind == lz.Break && !e.Open && e.Output.Status == lz.OK:
 			j := judgement{process: e.Process, what: "break", key: e.Key, gen: e.Output.Gen, at: time.Duration(e.Return)}
-			if _, err := fmt.Sscanf(e.Output.Value, brokenHolder, &j.pid, &j.holderNS, &j.ownNS); err != nil {
+			if _, err := fmt.Sscanf(e.Output.Value, brokenHolder, &j.holder.pid, &j.holder.ns, &j.holder.start, &j.ownNS); err != nil {
 				return nil, nil, fmt.Errorf("torture: %s names no holder: %q", j, e.Output.Value)
 			}
 			js = append(js, j)
@@ -144,7 +160,7 @@ func readTakeovers(path string) ([]judgement, error) {
 	for n := 1; sc.Scan(); n++ {
 		j := judgement{process: p, what: "takeover"}
 		var at int64
-		if _, err := fmt.Sscanf(sc.Text()+"\n", takeoverLine, &at, &j.key, &j.gen, &j.pid, &j.holderNS, &j.ownNS); err != nil {
+		if _, err := fmt.Sscanf(sc.Text()+"\n", takeoverLine, &at, &j.key, &j.gen, &j.holder.pid, &j.holder.ns, &j.holder.start, &j.ownNS, &j.dead); err != nil {
 			return nil, fmt.Errorf("torture: %s:%d: %q is not a takeover: %v", path, n, sc.Text(), err)
 		}
 		j.at = time.Duration(at)
@@ -153,28 +169,30 @@ func readTakeovers(path string) ([]judgement, error) {
 	return out, sc.Err()
 }
 
-// readPIDs reads the pid files the controller wrote: pid → process.
-func readPIDs(dir string) (map[int]int, error) {
-	paths, err := filepath.Glob(filepath.Join(dir, eventsDir, "p*"+pidExt))
+// readWorkers reads the identity files the workers wrote: identity →
+// process.
+func readWorkers(dir string) (map[workerID]int, error) {
+	paths, err := filepath.Glob(filepath.Join(dir, eventsDir, "p*"+selfExt))
 	if err != nil {
 		return nil, err
 	}
-	pids := make(map[int]int, len(paths))
+	workers := make(map[workerID]int, len(paths))
 	for _, path := range paths {
-		var p, pid int
-		if _, err := fmt.Sscanf(filepath.Base(path), "p%d"+pidExt, &p); err != nil {
-			return nil, fmt.Errorf("torture: %s: not a worker's pid file", path)
+		var p int
+		var id workerID
+		if _, err := fmt.Sscanf(filepath.Base(path), "p%d"+selfExt, &p); err != nil {
+			return nil, fmt.Errorf("torture: %s: not a worker's identity file", path)
 		}
 		b, err := os.ReadFile(path)
 		if err != nil {
 			return nil, err
 		}
-		if _, err := fmt.Sscanf(string(b), "%d\n", &pid); err != nil || pid <= 0 {
-			return nil, fmt.Errorf("torture: %s: %q is not a pid", path, b)
+		if _, err := fmt.Sscanf(string(b), selfLine, &id.pid, &id.ns, &id.start); err != nil || id.pid <= 0 {
+			return nil, fmt.Errorf("torture: %s: %q is not an identity (pid, pid namespace, start time)", path, b)
 		}
-		pids[pid] = p
+		workers[id] = p
 	}
-	return pids, nil
+	return workers, nil
 }
 
 // readStopping reads when the controller began to stop the workers; a
@@ -194,28 +212,49 @@ func readStopping(dir string) (time.Duration, error) {
 	return time.Duration(at), nil
 }
 
-// checkJudgements is the check of this file over a finished run: how
-// many judgements it holds, and the wrong ones.
-func checkJudgements(dir string, h lz.History) (int, []string, error) {
+// judged sums up the judgements of a run.
+type judged struct {
+	breaks, deadTakeovers int
+	// crossTable counts the breaks and takeovers (on proof of death or of
+	// silence) of a holder in another process table than the judge's.
+	crossTable int
+	endedAlive []string // the wrong ones (wrongJudgements)
+}
+
+// checkJudgements is the check of this file over a finished run.
+func checkJudgements(dir string, h lz.History) (judged, error) {
 	js, killed, err := judgements(dir, h)
 	if err != nil {
-		return 0, nil, err
+		return judged{}, err
 	}
-	pids, err := readPIDs(dir)
+	workers, err := readWorkers(dir)
 	if err != nil {
-		return 0, nil, err
+		return judged{}, err
 	}
 	stopping, err := readStopping(dir)
 	if err != nil {
-		return 0, nil, err
+		return judged{}, err
 	}
-	return len(js), wrongJudgements(js, pids, killed, stopping), nil
+	var s judged
+	for _, j := range js {
+		switch {
+		case j.what == "break":
+			s.breaks++
+		case j.dead:
+			s.deadTakeovers++
+		}
+		if j.holder.ns != j.ownNS {
+			s.crossTable++
+		}
+	}
+	s.endedAlive = wrongJudgements(js, workers, killed, stopping)
+	return s, nil
 }
 
-// writePID writes a worker's pid file, and writeStopping the moment the
-// controller begins to stop the workers.
-func writePID(dir string, p, pid int) error {
-	return os.WriteFile(procFile(dir, eventsDir, p, pidExt), fmt.Appendf(nil, "%d\n", pid), 0o600)
+// writeSelf writes a worker's identity file, and writeStopping the
+// moment the controller begins to stop the workers.
+func writeSelf(dir string, p int, id platform.Identity) error {
+	return os.WriteFile(procFile(dir, eventsDir, p, selfExt), fmt.Appendf(nil, selfLine, id.PID, id.PIDNamespace, id.StartTime), 0o600)
 }
 
 func writeStopping(dir string) error {

@@ -24,8 +24,6 @@ type Result struct {
 	// of death that ended a holder that was not dead (see the package
 	// doc): each is a failure, which the history's check cannot see.
 	EndedAlive []string
-	// Judged counts the breaks and takeovers on proof of death checked.
-	Judged int
 	// HTML is the visualisation written, or "".
 	HTML string
 	// SchemaDropped says that Run dropped the PostgreSQL schema it named
@@ -61,8 +59,8 @@ var outcomes = []string{"ok", "refused", "done", "unknown", "open"}
 // visualisation's path.
 func (r *Result) Print(w io.Writer) {
 	c := r.Config
-	fmt.Fprintf(w, "campaign: store %s, %d workers, %d keys, TTL %v, heartbeat %v, seed %d, %v\n",
-		c.Store, c.Workers, c.Keys, c.TTL, c.Heartbeat, c.Seed, r.Stats.Elapsed.Round(time.Millisecond))
+	fmt.Fprintf(w, "campaign: store %s, %d workers (%d in pid namespaces of their own), %d keys, TTL %v, heartbeat %v, seed %d, %v\n",
+		c.Store, c.Workers, c.PIDNamespaces, c.Keys, c.TTL, c.Heartbeat, c.Seed, r.Stats.Elapsed.Round(time.Millisecond))
 	if len(c.Policies) > 0 {
 		fmt.Fprintf(w, "lease policies (by worker, in turn): %s\n", strings.Join(c.Policies, ", "))
 	}
@@ -86,7 +84,11 @@ func (r *Result) Print(w io.Writer) {
 	}
 	fmt.Fprintf(w, "leases: %d takeovers, %d declared lost, %d stale fenced writes refused, %d accepted\n", s.Takeovers, s.Lost, s.Refused, s.StaleWrites)
 	fmt.Fprintf(w, "waits: %d, %d handed the lease; breaks without force: %d holders ended\n", s.Waits, s.Handovers, s.Breaks)
-	fmt.Fprintf(w, "holders ended on a judgement (a break, a takeover on proof of death): %d, of which not dead: %d\n", r.Judged, len(r.EndedAlive))
+	fmt.Fprintf(w, "holders ended on a judgement (a break, a takeover on proof of death): %d, of which not dead: %d\n", s.Breaks+s.DeadTakeovers, len(r.EndedAlive))
+	if c.PIDNamespaces > 0 {
+		fmt.Fprintf(w, "second process tables: %d worker processes each in a pid namespace of its own; %d breaks and takeovers of a holder across process tables\n",
+			s.InPIDNamespaces, s.CrossTable)
+	}
 	for _, b := range r.EndedAlive {
 		fmt.Fprintf(w, "  ENDED ALIVE: %s\n", b)
 	}

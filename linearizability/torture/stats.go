@@ -21,6 +21,11 @@ type Stats struct {
 	Waits     int           // AcquireWait calls begun
 	Handovers int           // AcquireWait calls that acquired
 	Breaks    int           // lease.Break calls that ended a holder
+	// DeadTakeovers counts the takeovers on proof of death, CrossTable
+	// the breaks and takeovers of a holder in another process table, both
+	// counted as the run is checked; InPIDNamespaces the workers started
+	// each in a pid namespace of its own.
+	DeadTakeovers, CrossTable, InPIDNamespaces int
 	// StaleWrites are fenced writes accepted from a stale holder: they
 	// returned OK with a token below the generation of an acquisition of
 	// their key that had returned before they were called. Each is a

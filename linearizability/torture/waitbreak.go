@@ -58,7 +58,7 @@ func (w *worker) breakOp(key string) error {
 		switch {
 		case err == nil:
 			w.note(noteBroke)
-			return lz.Output{Status: lz.OK, Gen: uint64(snap.Generation), Value: fmt.Sprintf(brokenHolder, snap.Holder.PID, snap.Holder.PIDNamespace, w.self.PIDNamespace)}
+			return lz.Output{Status: lz.OK, Gen: uint64(snap.Generation), Value: fmt.Sprintf(brokenHolder, snap.Holder.PID, snap.Holder.PIDNamespace, snap.Holder.StartTime, w.self.PIDNamespace)}
 		case errors.Is(err, lease.ErrNotHeld), errors.Is(err, lease.ErrHeld), errors.Is(err, store.ErrRevisionConflict):
 			return outRefused
 		}

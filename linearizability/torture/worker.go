@@ -136,6 +136,9 @@ func (w *worker) openRest() error {
 	if w.self, err = w.plat.Process.Self(); err != nil {
 		return err
 	}
+	if err := writeSelf(w.a.Dir, w.a.Process, w.self); err != nil {
+		return err
+	}
 	hist, err := appendFile(procFile(w.a.Dir, historyDir, w.a.Process, ".jsonl"))
 	if err != nil {
 		return err
@@ -153,9 +156,7 @@ func (w *worker) onEvent(e lease.Event) {
 	switch e.Kind {
 	case lease.TakenOver:
 		w.note(noteTakeover)
-		if e.PreviousDead {
-			w.noteDeadTakeover(e)
-		}
+		w.noteTakeover(e)
 	case lease.Lost:
 		w.noteLoss(e)
 	}
