@@ -261,6 +261,8 @@ func (c *controller) snapshot() Stats {
 	s.Waits = c.tally.notes[noteWait]
 	s.Handovers = c.tally.notes[noteWaited]
 	s.Breaks = c.tally.notes[noteBroke]
+	s.Terms = c.tally.notes[noteTerm]
+	s.TermsLost = c.tally.notes[noteTermLost]
 	s.StaleWrites = c.tally.stale.n
 	s.CutOff = c.tally.cut.count(c.stats.Outages, c.cfg.TTL)
 	s.Outages = slices.Clone(s.Outages)

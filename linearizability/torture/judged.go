@@ -61,14 +61,14 @@ func idOf(id platform.Identity) workerID { return workerID{id.PID, id.PIDNamespa
 
 // judgement is a verdict that let a worker end a holder's lease.
 type judgement struct {
-	process  int
-	what     string // "break" or "takeover"
-	key      string
-	gen      uint64        // the generation ended
-	at       time.Duration // after the verdict
-	holder   workerID
-	ownNS    uint64 // the judge's pid namespace
-	dead     bool // a takeover on proof of death, not of silence
+	process int
+	what    string // "break" or "takeover"
+	key     string
+	gen     uint64        // the generation ended
+	at      time.Duration // after the verdict
+	holder  workerID
+	ownNS   uint64 // the judge's pid namespace
+	dead    bool   // a takeover on proof of death, not of silence
 }
 
 func (j judgement) String() string {

@@ -83,7 +83,8 @@ func (r *Result) Print(w io.Writer) {
 			s.ServerStops, s.ServerPauses, c.Server.Outage, 2*c.Server.Outage, s.CutOff)
 	}
 	fmt.Fprintf(w, "leases: %d takeovers, %d declared lost, %d stale fenced writes refused, %d accepted\n", s.Takeovers, s.Lost, s.Refused, s.StaleWrites)
-	fmt.Fprintf(w, "waits: %d, %d handed the lease; breaks without force: %d holders ended\n", s.Waits, s.Handovers, s.Breaks)
+	fmt.Fprintf(w, "waits: %d, %d handed the lease; breaks without force: %d holders ended; leaders' terms: %d, %d of them lost\n",
+		s.Waits, s.Handovers, s.Breaks, s.Terms, s.TermsLost)
 	fmt.Fprintf(w, "holders ended on a judgement (a break, a takeover on proof of death): %d, of which not dead: %d\n", s.Breaks+s.DeadTakeovers, len(r.EndedAlive))
 	if c.PIDNamespaces > 0 {
 		fmt.Fprintf(w, "second process tables: %d worker processes each in a pid namespace of its own; %d breaks and takeovers of a holder across process tables\n",

@@ -37,8 +37,8 @@ func TestSmallCampaign(t *testing.T) {
 			if s.Kills < 2 || s.Pauses < 1 || s.Ops < 50 || res.Counts[lz.Write]["ok"] == 0 || res.Counts[lz.Lock]["ok"] == 0 {
 				t.Fatalf("vacuous campaign: %+v, counts %v", s, res.Counts)
 			}
-			if s.Waits == 0 || res.Counts[lz.Break]["refused"] == 0 {
-				t.Fatalf("no waits (%d) or no breaks (%v) in the campaign", s.Waits, res.Counts[lz.Break])
+			if s.Waits == 0 || res.Counts[lz.Break]["refused"] == 0 || s.Terms == 0 {
+				t.Fatalf("no waits (%d), breaks (%v) or leaders' terms (%d) in the campaign", s.Waits, res.Counts[lz.Break], s.Terms)
 			}
 			if len(res.EndedAlive) > 0 {
 				t.Errorf("holders ended alive: %v", res.EndedAlive)

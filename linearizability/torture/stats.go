@@ -21,6 +21,8 @@ type Stats struct {
 	Waits     int           // AcquireWait calls begun
 	Handovers int           // AcquireWait calls that acquired
 	Breaks    int           // lease.Break calls that ended a holder
+	Terms     int           // leaders' terms begun (lease/leader's OnStarted)
+	TermsLost int           // terms that ended with the lease lost
 	// DeadTakeovers counts the takeovers on proof of death, CrossTable
 	// the breaks and takeovers of a holder in another process table, both
 	// counted as the run is checked; InPIDNamespaces the workers started

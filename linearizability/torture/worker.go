@@ -223,7 +223,8 @@ func loadPolicy(path string) (policy.Policy, error) {
 const leaseFamily = "lease"
 
 // round does one random thing: a lease round (most often), a process
-// lock round or a break, on a random key, after a short random pause.
+// lock round or a break, on a random key, or a leader round, after a
+// short random pause.
 func (w *worker) round() error {
 	key := fmt.Sprintf("k%d", w.rng.IntN(w.a.Keys))
 	w.nap()
@@ -232,6 +233,8 @@ func (w *worker) round() error {
 		return w.lockRound(key)
 	case n < 13: // breaks are refused mostly: a dead holder is soon taken over
 		return w.breakOp(key)
+	case n < 15:
+		return w.leaderRound()
 	}
 	return w.leaseRound(key)
 }
