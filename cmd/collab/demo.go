@@ -103,6 +103,14 @@ func demo(ctx context.Context, cfg torture.Config, stdout, stderr io.Writer) int
 	if cfg.HTML == "" {
 		cfg.HTML = filepath.Join(cfg.Dir, "history.html")
 	}
+	if cfg.LockCommand == nil {
+		exe, err := os.Executable()
+		if err != nil {
+			fmt.Fprintf(stderr, "collab demo: %v\n", err)
+			return 1
+		}
+		cfg.LockCommand = []string{exe, "lock"} // this collab's own
+	}
 	fmt.Fprintf(stdout, "collab demo: %d worker processes on %s for %v, seed %d, in %s\n",
 		cfg.WithDefaults().Workers, cfg.Store, cfg.Duration, cfg.Seed, cfg.Dir)
 	cfg.Progress = func(s torture.Stats) { fmt.Fprintf(stdout, "\r%s", torture.ProgressLine(s)) }

@@ -33,6 +33,7 @@ func startChild(cfg Config, p int, exited chan<- *child, quit <-chan struct{}) (
 		a.Policy = cfg.Policies[p%n]
 	}
 	a.NewPIDNamespace = inOwnPIDNamespace(cfg, p)
+	a.LockCommand = cfg.LockCommand
 	spec, err := json.Marshal(a)
 	if err != nil {
 		return nil, err

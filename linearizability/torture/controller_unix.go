@@ -263,6 +263,9 @@ func (c *controller) snapshot() Stats {
 	s.Breaks = c.tally.notes[noteBroke]
 	s.Terms = c.tally.notes[noteTerm]
 	s.TermsLost = c.tally.notes[noteTermLost]
+	s.CommandLocks = c.tally.notes[noteCommandLock]
+	s.CommandOrphans = c.tally.notes[noteCommandOrphan]
+	s.CommandRefused = c.tally.notes[noteCommandRefused]
 	s.StaleWrites = c.tally.stale.n
 	s.CutOff = c.tally.cut.count(c.stats.Outages, c.cfg.TTL)
 	s.Outages = slices.Clone(s.Outages)

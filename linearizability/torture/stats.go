@@ -23,6 +23,10 @@ type Stats struct {
 	Breaks    int           // lease.Break calls that ended a holder
 	Terms     int           // leaders' terms begun (lease/leader's OnStarted)
 	TermsLost int           // terms that ended with the lease lost
+	// CommandLocks counts the commands run under `collab lock`, of which
+	// CommandOrphans ran on after it was killed, holding the guard;
+	// CommandRefused the `collab lock` runs that found the lock held.
+	CommandLocks, CommandOrphans, CommandRefused int
 	// DeadTakeovers counts the takeovers on proof of death, CrossTable
 	// the breaks and takeovers of a holder in another process table, both
 	// counted as the run is checked; InPIDNamespaces the workers started

@@ -235,6 +235,8 @@ func (w *worker) round() error {
 		return w.breakOp(key)
 	case n < 15:
 		return w.leaderRound()
+	case n < 17 && len(w.a.LockCommand) > 0:
+		return w.commandLockRound(key)
 	}
 	return w.leaseRound(key)
 }
