@@ -17,6 +17,10 @@ import (
 // which recognises a worker by its environment (torture.WorkerMain).
 var workerCommand []string
 
+// lockCommand is `collab lock` for the workers' commands under it; nil
+// is this executable's.
+var lockCommand []string
+
 // runDemo is `collab demo`: a torture campaign of real worker processes
 // on a store in a temporary directory, with a live progress line, then
 // the summary, porcupine's verdict and the visualisation's path; then,
@@ -103,7 +107,7 @@ func demo(ctx context.Context, cfg torture.Config, stdout, stderr io.Writer) int
 	if cfg.HTML == "" {
 		cfg.HTML = filepath.Join(cfg.Dir, "history.html")
 	}
-	if cfg.LockCommand == nil {
+	if cfg.LockCommand = lockCommand; cfg.LockCommand == nil {
 		exe, err := os.Executable()
 		if err != nil {
 			fmt.Fprintf(stderr, "collab demo: %v\n", err)

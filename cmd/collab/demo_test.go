@@ -21,6 +21,7 @@ func TestMain(m *testing.M) {
 		os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 	}
 	workerCommand = []string{os.Args[0], "-test.run=^$"}
+	lockCommand = []string{os.Args[0], "lock"} // run as collab: TestDemoRuns sets asCollabEnv
 	goleak.VerifyTestMain(m)
 }
 
@@ -48,19 +49,23 @@ func TestDemoRejectsMisuse(t *testing.T) {
 func TestDemoRuns(t *testing.T) {
 	for _, store := range []string{"sqlite", "file"} {
 		t.Run(store, func(t *testing.T) {
+			t.Setenv(asCollabEnv, "1") // for the workers' `collab lock`
 			dir := t.TempDir()
 			var out, errb bytes.Buffer
-			code := runDemo([]string{"--duration", "2s", "--store", store, "--seed", "3", "--workers", "3", "--dir", dir}, nil, &out, &errb)
+			code := runDemo([]string{"--duration", "2s", "--store", store, "--seed", "3", "--workers", "3", "--dir", dir, "--lanes", "1s"}, nil, &out, &errb)
 			text := out.String()
 			if code != 0 {
 				t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, text, errb.String())
 			}
 			html := filepath.Join(dir, "history.html")
 			for _, want := range []string{"seed 3", "\r", " ops ", "kills", "pauses", "takeovers", "stale writes refused",
-				"operation", "porcupine: linearizable", "history: " + html} {
+				"operation", "porcupine: linearizable", "history: " + html, "commands under collab lock:", "lanes: every promise kept"} {
 				if !strings.Contains(text, want) {
 					t.Errorf("output lacks %q:\n%s", want, text)
 				}
+			}
+			if strings.Contains(text, "commands under collab lock: 0 run") {
+				t.Errorf("no command ran under collab lock:\n%s", text)
 			}
 			if fi, err := os.Stat(html); err != nil || fi.Size() < 1000 {
 				t.Errorf("visualisation %s: %v", html, err)

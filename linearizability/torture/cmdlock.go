@@ -26,21 +26,25 @@ const (
 // then keeps the lock.
 var heldCommand = []string{"/bin/sh", "-c", "exec 4<&0; (read _ <&4) & echo; wait"}
 
-// commandLockRound runs a command under the command-line lock of key
+// commandKey names the command-line lock every worker's commands take
+// (one, so that they meet), and its fenced sections in the history.
+const commandKey = "cmd"
+
+// commandLockRound runs a command under the command-line lock
 // (Config.LockCommand, `collab lock PATH -- COMMAND`, with --lock-file on
 // the file store). The command's run is a fenced section of the object
-// "cmd:KEY", recorded by this worker from inside the lock: it enters once
-// the command has said it runs, and leaves before telling it to end. Now
-// and then the worker SIGKILLs `collab lock` while the command runs: the
-// guard the command inherited must keep the lock until the command ends.
-// A `collab lock` that finds the lock held exits 75, and nothing is
-// recorded.
-func (w *worker) commandLockRound(key string) error {
+// commandKey, recorded by this worker from inside the lock: it enters
+// once the command has said it runs, and leaves before telling it to
+// end. One time in three the worker SIGKILLs `collab lock` while the
+// command runs, and holds on for a TTL: the guard the command inherited
+// must keep the lock until the command ends. A `collab lock` that finds
+// the lock held exits 75, and nothing is recorded.
+func (w *worker) commandLockRound() error {
 	args := append([]string{}, w.a.LockCommand[1:]...)
 	if w.a.Store == StoreFile {
 		args = append(args, "--lock-file")
 	}
-	path := filepath.Join(w.a.Dir, locksDir, "cmd-"+key+".lock")
+	path := filepath.Join(w.a.Dir, locksDir, commandKey+".lock")
 	args = append(append(args, path, "--"), heldCommand...)
 	cmd := exec.Command(w.a.LockCommand[0], args...)
 	// A pipe of the worker's own, not StdinPipe, which Wait closes: the
@@ -75,8 +79,7 @@ func (w *worker) commandLockRound(key string) error {
 		_ = cmd.Wait()
 		return fmt.Errorf("torture: %v did not run its command within %v", cmd.Args, opTimeout)
 	}
-	cmdKey := "cmd:" + key
-	leave, err := w.section(cmdKey)
+	leave, err := w.section(commandKey)
 	if err != nil {
 		return err
 	}
@@ -88,6 +91,7 @@ func (w *worker) commandLockRound(key string) error {
 		_ = cmd.Process.Kill()
 		_ = cmd.Wait()
 		w.note(noteCommandOrphan)
+		time.Sleep(w.a.TTL) // so that other workers try the lock meanwhile
 	}
 	w.nap()
 	leave()

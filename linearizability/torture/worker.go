@@ -236,7 +236,7 @@ func (w *worker) round() error {
 	case n < 15:
 		return w.leaderRound()
 	case n < 17 && len(w.a.LockCommand) > 0:
-		return w.commandLockRound(key)
+		return w.commandLockRound()
 	}
 	return w.leaseRound(key)
 }
