@@ -4,27 +4,43 @@
 // A campaign (Run) starts Config.Workers worker processes: re-executions
 // of a program that calls WorkerMain first thing (collab, or a test
 // binary), told by the environment variable EnvWorker what to do. Each
-// worker loops over random keys: it acquires the key's lease, makes one
-// to three fenced writes to a shared resource (a SQLite table, or a JSON
-// file a key for the file store) inside Lease.RunFenced, sometimes reads
-// it back under the key's fence, and closes the lease; refused, it
-// sometimes waits for the lease instead (Manager.AcquireWait, for up to
-// three TTLs). Or it takes the key's process lock (plock) without
-// waiting, and gives it back; or it breaks the key's lease without force
-// (lease.Break), as an operator would a stuck holder. Every
-// operation is recorded with linearizability.NewRecorder in the worker's
-// own file of the run directory: a Close as Done (it does not say whether
-// its tombstone was written), a failure that does not say whether the
-// operation took effect as Unknown, never Refused. A wait that ends
-// between attempts is Refused (its last attempt was); a break is
-// recorded with the generation it broke and the holder's pid.
+// worker loops over random keys, doing one of:
 //
-// A break without force must refuse a holder that may still run, and
-// every holder of a campaign shares this process table: so the holder a
-// break ended must have been sent its SIGKILL before the break returned.
-// The check holds each break against the kills recorded (by the pids the
-// workers write in the run directory), and reports any other as a
-// failure (Result.LiveBreaks), which linearizability cannot see.
+//   - a lease round: it acquires the key's lease (refused, it sometimes
+//     waits for it instead, Manager.AcquireWait, for up to three TTLs),
+//     now and then a second key's too, so that its manager renews them
+//     together; makes one to three fenced writes to a shared resource (a
+//     SQLite table, or a JSON file a key for the file store) inside
+//     Lease.RunFenced; sometimes reads it back under the key's fence; and
+//     closes the leases;
+//   - a process lock round: it takes the key's process lock (plock, on
+//     SQLite, or as a lock file on the file store) without waiting, and
+//     gives it back;
+//   - a break of the key's lease without force (lease.Break), as an
+//     operator would a stuck holder;
+//   - a leader round: it campaigns for one election (lease/leader.Run)
+//     for a few TTLs, each term's work a token-checked write (see
+//     leaderRound);
+//   - with Config.LockCommand, a command run under `collab lock`, which
+//     the worker kills under it now and then, so that the guard alone
+//     keeps the lock (see commandLockRound).
+//
+// Every operation is recorded with linearizability.NewRecorder in the
+// worker's own file of the run directory: a Close as Done (it does not
+// say whether its tombstone was written), a failure that does not say
+// whether the operation took effect as Unknown, never Refused. A wait
+// that ends between attempts is Refused (its last attempt was); a break
+// is recorded with the generation it broke and the holder's identity.
+//
+// With Config.PIDNamespaces, some workers run each in a pid namespace of
+// its own, with its own /proc, as in a container: the others cannot
+// judge their processes, nor they the others', so holders there are taken
+// over after the TTL alone. A break or a takeover on proof of death is a
+// judgement that linearizability cannot see (fencing refuses the ended
+// holder's later writes either way): the check holds each against the
+// kills recorded, by the identities the workers write in the run
+// directory (see judged.go), and reports a holder ended alive, or proved
+// dead across process tables, as a failure (Result.EndedAlive).
 //
 // The controller meanwhile SIGKILLs a random worker every KillEvery on
 // average (recording the crash with BeginCrash before the signal and
@@ -65,6 +81,13 @@
 // an Opener of it and of a Resource for its fenced writes, in the program
 // whose re-executions are the workers, before WorkerMain; Config.Store
 // then names it.
+//
+// RunLanes runs a campaign of package lanes in this process: goroutines
+// wake and cancel keys of one set of lanes after another, each closed
+// under them, with activations that succeed, fail, panic, outlive the
+// turn timeout or wait for their context; every event is recorded from
+// inside the call it records, and the record is held against the
+// promises of package lanes (see checkLanes).
 //
 // Campaigns need SIGSTOP and SIGCONT: on windows, Run returns an error.
 package torture
