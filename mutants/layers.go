@@ -291,6 +291,9 @@ func classifyDemo(res ran) demoRun {
 	case strings.HasPrefix(res.stderr, "panic: ") || strings.Contains(res.stderr, "\npanic: "):
 		// The campaign's own process: the lanes campaign runs in it.
 		return demoRun{kind: "campaign crash", detail: clip(panicLine(res.stderr), 200)}
+	case strings.Contains(res.stderr, "contract monitor: ") && !workerCrash.MatchString(res.stderr):
+		// A monitor of the campaign's own process (the lanes campaign's).
+		return demoRun{kind: "campaign crash", detail: clip(lineWith(res.stderr, "contract monitor: "), 200)}
 	}
 	if m := workerCrash.FindStringSubmatch(res.stderr); m != nil {
 		detail := m[1] + ": " + m[2]
@@ -329,6 +332,16 @@ func panicLine(out string) string {
 		}
 	}
 	return lastLine(out)
+}
+
+// lineWith returns the first line of out that contains mark.
+func lineWith(out, mark string) string {
+	for line := range strings.SplitSeq(out, "\n") {
+		if strings.Contains(line, mark) {
+			return strings.TrimSpace(line)
+		}
+	}
+	return ""
 }
 
 // lineAfter returns the line of out after the first that contains mark.

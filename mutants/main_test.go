@@ -127,6 +127,7 @@ func TestClassifyDemo(t *testing.T) {
 		{ran{code: 1, stdout: "porcupine: linearizable (3 operations)\nlanes: 2 VIOLATIONS of the promises of package lanes\n  lanes 0: 2 activations of key 1 at once\n"},
 			"violation", "lanes: lanes 0: 2 activations of key 1 at once"},
 		{ran{code: 2, stderr: "panic: lanes: lane policy Lane asked to start a second activation\n\ngoroutine 7\n"}, "campaign crash", "second activation"},
+		{ran{code: 2, stderr: "recent steps:\nlanes: contract monitor: key 12: an interrupt leaves the context live\n"}, "campaign crash", "key 12: an interrupt"},
 		{ran{code: 1, stdout: "porcupine: inconclusive (3 operations)\n"}, "inconclusive", ""},
 		{ran{code: 1, stderr: "collab demo: torture: deadline 1m0s passed with 3/10 operations\n"}, "targets missed", "deadline"},
 		{ran{code: 2, stderr: "collab demo: bad flag\n"}, "error", "bad flag"},

@@ -180,7 +180,35 @@ func (r *lanesRun) run(ctx context.Context) error {
 	}
 	close(r.stop)
 	wg.Wait()
+	if err == nil {
+		r.drain(r.cur.Load().n)
+	}
 	return errors.Join(err, r.closeCurrent())
+}
+
+// drainPatience bounds the wait, once the wakers have stopped, for the
+// last set of lanes to serve every wake it answered: an activation ends
+// within twice the turn timeout, so a wake still owed that long after
+// was lost (a slot never given back, a wake forgotten).
+const drainPatience = 10 * time.Second
+
+// drain waits until set n of lanes has served (or reported dropped)
+// every wake it answered, or drainPatience has passed: then it records
+// the stall, which checkLanes reports.
+func (r *lanesRun) drain(n int) {
+	deadline := time.Now().Add(drainPatience)
+	for {
+		w := r.log.owed(n)
+		if w == nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			r.log.add(laneEvent{kind: laneStall, inst: n, key: w.key, seq: w.seq, result: w.result, call: w.call})
+			return
+		}
+		// A poll, bounded: nothing tells when a set of lanes is idle.
+		time.Sleep(5 * time.Millisecond)
+	}
 }
 
 // open makes instance n the current set of lanes.

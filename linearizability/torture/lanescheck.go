@@ -24,6 +24,7 @@ const (
 	laneBegin                           // an activation began
 	laneEnd                             // an activation is about to return
 	laneExit                            // OnExit heard an exit
+	laneStall                           // a wake still owed drainPatience after the wakers stopped
 )
 
 // laneEvent is one event of a lanes campaign. Its moments are read from
@@ -63,6 +64,49 @@ func (l *laneLog) add(e laneEvent) {
 	l.evs = append(l.evs, e)
 }
 
+// owed returns, for set n of lanes, a successful wake that no activation
+// begun since served and no drop reported since its call, or nil.
+func (l *laneLog) owed(n int) *laneEvent {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	type keyState struct {
+		wake     *laneEvent // the wake of the largest number
+		served   int64
+		lastDrop time.Duration
+	}
+	keys := map[int]*keyState{}
+	for i := range l.evs {
+		e := &l.evs[i]
+		if e.inst != n {
+			continue
+		}
+		k := keys[e.key]
+		if k == nil {
+			k = &keyState{lastDrop: -1}
+			keys[e.key] = k
+		}
+		switch e.kind {
+		case laneWake:
+			if e.err == nil && (k.wake == nil || e.seq > k.wake.seq) {
+				k.wake = e
+			}
+		case laneBegin:
+			k.served = max(k.served, e.seq)
+		case laneExit:
+			if x, ok := e.exit.(lanes.Interrupted); ok && !x.Started {
+				k.lastDrop = max(k.lastDrop, e.at)
+			}
+		}
+	}
+	for _, k := range keys {
+		if k.wake != nil && k.wake.seq > k.served && k.lastDrop <= k.wake.call {
+			w := *k.wake
+			return &w
+		}
+	}
+	return nil
+}
+
 // activation is one activation's events: begin, end, and the exit
 // OnExit heard of it (nil until paired).
 type activation struct{ begin, end, exit *laneEvent }
@@ -98,7 +142,9 @@ type laneInstanceEvents struct {
 //     after the last Cancel of the key returned, and returned before
 //     this one's call, was not served by then;
 //  5. nothing of a set of lanes begins or is heard after its Close
-//     returned, and a wake called after that is refused with ErrClosed.
+//     returned, and a wake called after that is refused with ErrClosed;
+//  6. left alone (the wakers stopped, before the last Close), the lanes
+//     serve every wake they answered (see drain).
 //
 // Queue order is not checked here: it is the lane policy's, and the lane
 // world of package worldmodel checks it with the step this runtime runs.
@@ -110,6 +156,11 @@ func checkLanes(evs []laneEvent, cfg LanesConfig) []string {
 		out = append(out, in.checkServed()...)
 		out = append(out, in.checkCancels()...)
 		out = append(out, in.checkClose()...)
+		for _, e := range in.evs {
+			if e.kind == laneStall {
+				out = append(out, fmt.Sprintf("lanes %d: wake %d of key %d (%v at %v) was neither served nor reported dropped %v after the wakers stopped", in.n, e.seq, e.key, e.result, e.call, drainPatience))
+			}
+		}
 	}
 	return out
 }
