@@ -285,7 +285,7 @@ func classifyDemo(res ran) demoRun {
 	case strings.Contains(res.stdout, "porcupine: violation"):
 		return demoRun{kind: "violation"}
 	case strings.Contains(res.stdout, "ENDED ALIVE: "):
-		return demoRun{kind: "violation", detail: clip(lineAfter(res.stdout, "of which not dead: "), 200)}
+		return demoRun{kind: "violation", detail: clip(lineWith(res.stdout, "ENDED ALIVE: "), 200)}
 	case strings.Contains(res.stdout, "VIOLATIONS of the promises of package lanes"):
 		return demoRun{kind: "violation", detail: "lanes: " + clip(lineAfter(res.stdout, "VIOLATIONS of the promises of package lanes"), 200)}
 	case strings.HasPrefix(res.stderr, "panic: ") || strings.Contains(res.stderr, "\npanic: "):

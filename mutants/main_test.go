@@ -123,7 +123,7 @@ func TestClassifyDemo(t *testing.T) {
 		{ran{code: 1, stdout: "porcupine: violation (3 operations)\n"}, "violation", ""},
 		{ran{code: 1, stderr: "collab demo: torture: worker p7 ended on its own: exit status 2 (its stderr: " + log + ") (seed 1, run directory d)\n"},
 			"worker crash", "p7: exit status 2: panic: lanes: boom"},
-		{ran{code: 1, stdout: "holders ended on a judgement (a break, a takeover on proof of death): 3, of which not dead: 1\n  ENDED ALIVE: p2's break of \"k0\"\nporcupine: linearizable (3 operations)\n"}, "violation", "p2's break"},
+		{ran{code: 1, stdout: "holders ended on a judgement (a break, a takeover on proof of death): 3, of which not dead: 1\n  ENDED ALIVE: p2's break of \"k0\"\ncommands under collab lock: 3 run\nporcupine: linearizable (3 operations)\n"}, "violation", "p2's break"},
 		{ran{code: 1, stdout: "porcupine: linearizable (3 operations)\nlanes: 2 VIOLATIONS of the promises of package lanes\n  lanes 0: 2 activations of key 1 at once\n"},
 			"violation", "lanes: lanes 0: 2 activations of key 1 at once"},
 		{ran{code: 2, stderr: "panic: lanes: lane policy Lane asked to start a second activation\n\ngoroutine 7\n"}, "campaign crash", "second activation"},

@@ -187,6 +187,11 @@ func readWorkers(dir string) (map[workerID]int, error) {
 		if err != nil {
 			return nil, err
 		}
+		if !bytes.HasSuffix(b, []byte("\n")) {
+			// Cut short by a SIGKILL: the worker had not opened its
+			// manager yet, so it held nothing.
+			continue
+		}
 		if _, err := fmt.Sscanf(string(b), selfLine, &id.pid, &id.ns, &id.start); err != nil || id.pid <= 0 {
 			return nil, fmt.Errorf("torture: %s: %q is not an identity (pid, pid namespace, start time)", path, b)
 		}

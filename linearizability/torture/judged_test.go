@@ -92,6 +92,14 @@ func TestJudgementFilesRefuseGarbage(t *testing.T) {
 	if _, err := readWorkers(dir); err == nil || !strings.Contains(err.Error(), bad) {
 		t.Errorf("readWorkers with %s holding -1 = %v; want an error naming it", bad, err)
 	}
+	for _, torn := range []string{"", "4003 7"} { // a worker killed as it wrote
+		if err := os.WriteFile(bad, []byte(torn), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if ws, err := readWorkers(dir); err != nil || len(ws) != 0 {
+			t.Errorf("readWorkers with %s holding %q = %v, %v; want it skipped", bad, torn, ws, err)
+		}
+	}
 	tk := procFile(dir, eventsDir, 5, takeoverExt)
 	if err := os.WriteFile(tk, []byte("1 k0 2 3 4 5 6 true\nnot a takeover\n"), 0o600); err != nil {
 		t.Fatal(err)

@@ -86,6 +86,9 @@ func (r *Result) Print(w io.Writer) {
 	fmt.Fprintf(w, "waits: %d, %d handed the lease; breaks without force: %d holders ended; leaders' terms: %d, %d of them lost\n",
 		s.Waits, s.Handovers, s.Breaks, s.Terms, s.TermsLost)
 	fmt.Fprintf(w, "holders ended on a judgement (a break, a takeover on proof of death): %d, of which not dead: %d\n", s.Breaks+s.DeadTakeovers, len(r.EndedAlive))
+	for _, b := range r.EndedAlive {
+		fmt.Fprintf(w, "  ENDED ALIVE: %s\n", b)
+	}
 	if len(c.LockCommand) > 0 {
 		fmt.Fprintf(w, "commands under collab lock: %d run, %d of them on after collab lock was killed (the guard kept the lock), %d refused as held\n",
 			s.CommandLocks, s.CommandOrphans, s.CommandRefused)
@@ -93,9 +96,6 @@ func (r *Result) Print(w io.Writer) {
 	if c.PIDNamespaces > 0 {
 		fmt.Fprintf(w, "second process tables: %d worker processes each in a pid namespace of its own; %d breaks and takeovers of a holder across process tables\n",
 			s.InPIDNamespaces, s.CrossTable)
-	}
-	for _, b := range r.EndedAlive {
-		fmt.Fprintf(w, "  ENDED ALIVE: %s\n", b)
 	}
 	rep := r.Report
 	fmt.Fprintf(w, "porcupine: %s (%d operations, %d objects, %d of unknown outcome, %d segments of at most %d operations, checked in %v)\n",
