@@ -57,8 +57,6 @@ type workerID struct {
 	start uint64
 }
 
-func idOf(id platform.Identity) workerID { return workerID{id.PID, id.PIDNamespace, id.StartTime} }
-
 // judgement is a verdict that let a worker end a holder's lease.
 type judgement struct {
 	process int
