@@ -83,6 +83,7 @@ func (r *Result) Print(w io.Writer) {
 			s.ServerStops, s.ServerPauses, c.Server.Outage, 2*c.Server.Outage, s.CutOff)
 	}
 	fmt.Fprintf(w, "leases: %d takeovers, %d declared lost, %d stale fenced writes refused, %d accepted\n", s.Takeovers, s.Lost, s.Refused, s.StaleWrites)
+	fmt.Fprintf(w, "process locks: %d taken, %d refused, as %s\n", r.Counts[lz.Lock]["ok"], r.Counts[lz.Lock]["refused"], lockKind(c.Store))
 	fmt.Fprintf(w, "waits: %d, %d handed the lease; breaks without force: %d holders ended; leaders' terms: %d, %d of them lost\n",
 		s.Waits, s.Handovers, s.Breaks, s.Terms, s.TermsLost)
 	fmt.Fprintf(w, "holders ended on a judgement (a break, a takeover on proof of death): %d, of which not dead: %d\n", s.Breaks+s.DeadTakeovers, len(r.EndedAlive))
@@ -117,6 +118,14 @@ func (r *Result) Print(w io.Writer) {
 		}
 		fmt.Fprintf(w, "PostgreSQL schema: %s (%s)\n", c.PostgresSchema, kept)
 	}
+}
+
+// lockKind names how the workers' process locks are taken on store.
+func lockKind(store string) string {
+	if store == StoreFile {
+		return "lock files"
+	}
+	return "SQLite exclusive locks"
 }
 
 // ProgressLine renders s as the one-line live progress.
