@@ -229,17 +229,24 @@ func (w *worker) round() error {
 	key := fmt.Sprintf("k%d", w.rng.IntN(w.a.Keys))
 	w.nap()
 	switch n := w.rng.IntN(40); {
-	case n < 8:
+	case n < 8 && w.sharesLocks():
 		return w.lockRound(key)
 	case n < 13: // breaks are refused mostly: a dead holder is soon taken over
 		return w.breakOp(key)
 	case n < 15:
 		return w.leaderRound()
-	case n < 17 && len(w.a.LockCommand) > 0:
+	case n < 17 && len(w.a.LockCommand) > 0 && w.sharesLocks():
 		return w.commandLockRound()
 	}
 	return w.leaseRound(key)
 }
+
+// sharesLocks reports whether this worker takes process locks with the
+// others: not as lock files from a pid namespace of its own, since a lock
+// file stamped in another process table cannot be judged, and a dead
+// holder's stays held until removed (plock's doc), where a SQLite lock is
+// the kernel's, whatever the namespace.
+func (w *worker) sharesLocks() bool { return !(w.a.NewPIDNamespace && w.a.Store == StoreFile) }
 
 // nap sleeps a few milliseconds, and now and then most of a TTL (holding
 // whatever it holds), so that renewals, pauses and takeovers meet.
