@@ -14,6 +14,8 @@ if [ -z "${COLLAB_TEST_POSTGRES_URL:-}" ] && [ "$(id -u)" = 0 ]; then
 	pgdir=/tmp/collab-test-pg
 	faultdir=/tmp/collab-test-pg-faults
 	trap 'scripts/pg-test-server.sh stop "$pgdir" >/dev/null 2>&1 || true; scripts/pg-test-server.sh stop "$faultdir" >/dev/null 2>&1 || true' EXIT
+	trap 'exit 143' TERM # so that the servers stop when the command is killed
+	trap 'exit 130' INT
 	COLLAB_TEST_POSTGRES_URL=$(scripts/pg-test-server.sh start "$pgdir")
 	COLLAB_TEST_PGFAULT_URL=$(scripts/pg-test-server.sh start "$faultdir" 55433)
 	export COLLAB_TEST_POSTGRES_URL COLLAB_TEST_PGFAULT_URL COLLAB_TEST_PGFAULT_DIR="$faultdir/pgdata"
