@@ -17,6 +17,7 @@ type activation struct {
 	seq      uint64             // activations started in the lane struct so far: names this one
 	ended    chan struct{}      // made when Cancel waits; closed once the lane has stepped past it
 	returned bool               // Activate has returned
+	left     bool               // the contract monitor saw Activate return (monitored builds only)
 }
 
 // held says whether an activation holds the lane's slot.

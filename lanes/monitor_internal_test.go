@@ -44,7 +44,13 @@ func TestMonitorNamesEachBrokenDuty(t *testing.T) {
 			l.enterLocked(&lane[string]{key: "b", run: activation{ctx: held(), seq: other}}, other)
 		}, "2 activations run with 1 slots in use, of 1"},
 		{"ended by another", func() { l.endingLocked(a, other) }, "no longer its lane's"},
-		{"timed out after it returned", func() { l.mon = laneMonitor{}; l.timingOutLocked(a) }, "whose Activate has returned"},
+		{"timed out after it returned", func() {
+			l.mon = laneMonitor{}
+			l.running = 1
+			l.enterLocked(a, run)
+			l.leaveLocked(a)
+			l.timingOutLocked(a)
+		}, "whose Activate has returned"},
 		{"interrupt without cancel", func() {
 			l.interruptedLocked(a, policy.Result{Verdict: policy.Fired, Outputs: policy.LaneOutputInterrupt})
 		}, "context live"},
@@ -53,6 +59,27 @@ func TestMonitorNamesEachBrokenDuty(t *testing.T) {
 		if !strings.Contains(msg, "lanes: contract monitor") || !strings.Contains(msg, tt.want) {
 			t.Errorf("%s: panic %q, want the monitor naming %q", tt.name, msg, tt.want)
 		}
+	}
+	l.mon, l.running = laneMonitor{}, 0
+}
+
+// TestMonitorLetsATimeoutComeBeforeActivate: a turn timeout that fires
+// before the activation's goroutine has entered Activate (the CPU was
+// busy) is no breach of duty 4; one after Activate returned is.
+func TestMonitorLetsATimeoutComeBeforeActivate(t *testing.T) {
+	l := newLanes(t, Config[string]{MaxConcurrent: 1, Activate: func(context.Context, string) error { return nil }})
+	a := &lane[string]{key: "a", run: activation{ctx: newActivationContext(context.Background()), seq: 1}}
+	if msg := monitorPanic(func() { l.timingOutLocked(a) }); msg != "" {
+		t.Fatalf("a timeout before Activate was entered: %q", msg)
+	}
+	l.running = 1
+	l.enterLocked(a, 1)
+	if msg := monitorPanic(func() { l.timingOutLocked(a) }); msg != "" {
+		t.Fatalf("a timeout while Activate runs: %q", msg)
+	}
+	l.leaveLocked(a)
+	if msg := monitorPanic(func() { l.timingOutLocked(a) }); !strings.Contains(msg, "whose Activate has returned") {
+		t.Fatalf("a timeout after Activate returned: %q, want the monitor's report", msg)
 	}
 	l.mon, l.running = laneMonitor{}, 0
 }

@@ -17,9 +17,9 @@ import (
 // which recognises a worker by its environment (torture.WorkerMain).
 var workerCommand []string
 
-// lockCommand is `collab lock` for the workers' commands under it; nil
-// is this executable's.
-var lockCommand []string
+// collabCommand is the collab executable the workers run commands under
+// (`collab lock`, `collab lease run`); "" is this executable.
+var collabCommand string
 
 // runDemo is `collab demo`: a torture campaign of real worker processes
 // on a store in a temporary directory, with a live progress line, then
@@ -107,13 +107,13 @@ func demo(ctx context.Context, cfg torture.Config, stdout, stderr io.Writer) int
 	if cfg.HTML == "" {
 		cfg.HTML = filepath.Join(cfg.Dir, "history.html")
 	}
-	if cfg.LockCommand = lockCommand; cfg.LockCommand == nil {
+	if cfg.Collab = collabCommand; cfg.Collab == "" {
 		exe, err := os.Executable()
 		if err != nil {
 			fmt.Fprintf(stderr, "collab demo: %v\n", err)
 			return 1
 		}
-		cfg.LockCommand = []string{exe, "lock"} // this collab's own
+		cfg.Collab = exe
 	}
 	fmt.Fprintf(stdout, "collab demo: %d worker processes on %s for %v, seed %d, in %s\n",
 		cfg.WithDefaults().Workers, cfg.Store, cfg.Duration, cfg.Seed, cfg.Dir)

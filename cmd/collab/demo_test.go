@@ -21,7 +21,7 @@ func TestMain(m *testing.M) {
 		os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 	}
 	workerCommand = []string{os.Args[0], "-test.run=^$"}
-	lockCommand = []string{os.Args[0], "lock"} // run as collab: TestDemoRuns sets asCollabEnv
+	collabCommand = os.Args[0] // run as collab: TestDemoRuns sets asCollabEnv
 	goleak.VerifyTestMain(m)
 }
 
@@ -64,8 +64,8 @@ func TestDemoRuns(t *testing.T) {
 					t.Errorf("output lacks %q:\n%s", want, text)
 				}
 			}
-			if strings.Contains(text, "commands under collab lock: 0 run") {
-				t.Errorf("no command ran under collab lock:\n%s", text)
+			if strings.Contains(text, "commands under collab lock: 0 run") || strings.Contains(text, "commands under collab lease run --wait: 0 run") {
+				t.Errorf("no command ran under collab lock or collab lease run:\n%s", text)
 			}
 			if fi, err := os.Stat(html); err != nil || fi.Size() < 1000 {
 				t.Errorf("visualisation %s: %v", html, err)

@@ -33,7 +33,7 @@ func startChild(cfg Config, p int, exited chan<- *child, quit <-chan struct{}) (
 		a.Policy = cfg.Policies[p%n]
 	}
 	a.NewPIDNamespace = inOwnPIDNamespace(cfg, p)
-	a.LockCommand = cfg.LockCommand
+	a.Collab = cfg.Collab
 	spec, err := json.Marshal(a)
 	if err != nil {
 		return nil, err

@@ -99,10 +99,10 @@ type Config struct {
 	// program must call WorkerMain first thing. Default: this executable,
 	// without arguments.
 	Command []string
-	// LockCommand, if set, is the program and arguments of `collab lock`
-	// (the collab executable and "lock"): workers then also run commands
-	// under it (see commandLockRound). Default: none.
-	LockCommand []string
+	// Collab, if set, is the collab executable: workers then also run
+	// commands under `collab lock` (see commandLockRound) and `collab
+	// lease run --wait` (see leaseRunRound). Default: none.
+	Collab string
 	// Progress, if set, hears the live progress line about twice a
 	// second.
 	Progress func(Stats)
@@ -189,8 +189,6 @@ func (c Config) Validate() error {
 		return bad("Pause", "is %v; want at least TTL (%v), or pauses cause no takeovers", c.Pause, c.TTL)
 	case c.MinOps < 0 || c.MinKills < 0 || c.MinPauses < 0 || c.MinStaleWrites < 0:
 		return bad("MinOps", "targets must not be negative")
-	case c.LockCommand != nil && len(c.LockCommand) == 0:
-		return bad("LockCommand", "is empty; want nil (none) or `collab lock`")
 	case c.Command != nil && len(c.Command) == 0:
 		return bad("Command", "is empty; want nil (this executable) or a program")
 	}

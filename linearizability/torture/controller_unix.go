@@ -266,6 +266,8 @@ func (c *controller) snapshot() Stats {
 	s.CommandLocks = c.tally.notes[noteCommandLock]
 	s.CommandOrphans = c.tally.notes[noteCommandOrphan]
 	s.CommandRefused = c.tally.notes[noteCommandRefused]
+	s.LeaseRuns = c.tally.notes[noteLeaseRun]
+	s.LeaseRunsTimedOut = c.tally.notes[noteLeaseRunTimedOut]
 	s.StaleWrites = c.tally.stale.n
 	s.CutOff = c.tally.cut.count(c.stats.Outages, c.cfg.TTL)
 	s.Outages = slices.Clone(s.Outages)

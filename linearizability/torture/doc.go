@@ -21,9 +21,10 @@
 //   - a leader round: it campaigns for one election (lease/leader.Run)
 //     for a few TTLs, each term's work a token-checked write (see
 //     leaderRound);
-//   - with Config.LockCommand, a command run under `collab lock`, which
-//     the worker kills under it now and then, so that the guard alone
-//     keeps the lock (see commandLockRound).
+//   - with Config.Collab, a command run under `collab lock`, which the
+//     worker kills under it now and then, so that the guard alone keeps
+//     the lock (see commandLockRound); or one run under `collab lease run
+//     --wait` on the key's lease (see leaseRunRound).
 //
 // Every operation is recorded with linearizability.NewRecorder in the
 // worker's own file of the run directory: a Close as Done (it does not

@@ -28,8 +28,8 @@ type assignment struct {
 	Controller int `json:"controller"`
 	// NewPIDNamespace: the worker runs in a pid namespace of its own.
 	NewPIDNamespace bool `json:"newPIDNamespace,omitempty"`
-	// LockCommand is Config.LockCommand.
-	LockCommand []string `json:"lockCommand,omitempty"`
+	// Collab is Config.Collab.
+	Collab string `json:"collab,omitempty"`
 	// PostgresURL and Schema locate StorePostgres.
 	PostgresURL string `json:"postgresURL,omitempty"`
 	Schema      string `json:"schema,omitempty"`

@@ -29,6 +29,9 @@ import (
 //
 // Each worker writes its identity (pid, pid namespace, start time) in the
 // events directory, and the controller the moment it began to stop them.
+// A holder that is a collab process a worker started (`collab lease run`,
+// which may outlive its worker, or exit without letting go after a
+// failure) is not judged here: its worker writes its pid, not its life.
 // A holder is known by its whole identity: a worker in a pid namespace of
 // its own is process 1 there, and a namespace's number is reused once
 // its last process is gone.
@@ -36,6 +39,7 @@ import (
 // File names of the events directory for the judgements.
 const (
 	selfExt     = ".self"     // p<N>.self: a worker's identity (selfLine)
+	commandsExt = ".commands" // p<N>.commands: the collab processes a worker started, "pid ns" a line
 	takeoverExt = ".takeover" // p<N>.takeover: a worker's takeovers
 	stoppingLog = "stopping"  // the controller's monotonic clock when it began to stop the workers
 	// selfLine is a worker's identity: pid, pid namespace, start time.
@@ -87,10 +91,11 @@ func (w *worker) noteTakeover(e lease.Event) {
 // that was not dead: see the comment at the top of this file. killed maps
 // a process to the moment its kill was sent; stopping is when the
 // controller began to stop the workers.
-func wrongJudgements(js []judgement, workers map[workerID]int, killed map[int]time.Duration, stopping time.Duration) []string {
+func wrongJudgements(js []judgement, workers map[workerID]int, commands map[workerID]bool, killed map[int]time.Duration, stopping time.Duration) []string {
 	var out []string
 	for _, j := range js {
 		switch {
+		case commands[workerID{pid: j.holder.pid, ns: j.holder.ns}]:
 		case j.what == "takeover" && !j.dead: // after the TTL: the history's check
 		case j.holder.ns != j.ownNS && j.what == "takeover":
 			out = append(out, fmt.Sprintf("%s proved dead pid %d of another process table (pid namespace %d; its own %d): a holder there can only be judged by the TTL",
@@ -198,6 +203,46 @@ func readWorkers(dir string) (map[workerID]int, error) {
 	return workers, nil
 }
 
+// noteCommandProcess appends a collab process the worker started to its
+// commands file, as it starts: with the worker's pid namespace, which the
+// child shares.
+func (w *worker) noteCommandProcess(pid int) error {
+	if w.commands == nil {
+		var err error
+		if w.commands, err = appendFile(procFile(w.a.Dir, eventsDir, w.a.Process, commandsExt)); err != nil {
+			return err
+		}
+	}
+	_, err := fmt.Fprintf(w.commands, "%d %d\n", pid, w.self.PIDNamespace)
+	return err
+}
+
+// readCommands reads the commands files: the collab processes workers
+// started, by pid and pid namespace (start time 0). A last line cut short
+// by a SIGKILL is skipped.
+func readCommands(dir string) (map[workerID]bool, error) {
+	paths, err := filepath.Glob(filepath.Join(dir, eventsDir, "p*"+commandsExt))
+	if err != nil {
+		return nil, err
+	}
+	out := map[workerID]bool{}
+	for _, path := range paths {
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return nil, err
+		}
+		sc := bufio.NewScanner(bytes.NewReader(data[:bytes.LastIndexByte(data, '\n')+1]))
+		for n := 1; sc.Scan(); n++ {
+			var id workerID
+			if _, err := fmt.Sscanf(sc.Text()+"\n", "%d %d\n", &id.pid, &id.ns); err != nil {
+				return nil, fmt.Errorf("torture: %s:%d: %q is not a process (pid, pid namespace)", path, n, sc.Text())
+			}
+			out[id] = true
+		}
+	}
+	return out, nil
+}
+
 // readStopping reads when the controller began to stop the workers; a
 // run that never did (none is checked) reads as never.
 func readStopping(dir string) (time.Duration, error) {
@@ -238,6 +283,10 @@ func checkJudgements(dir string, h lz.History) (judged, error) {
 	if err != nil {
 		return judged{}, err
 	}
+	commands, err := readCommands(dir)
+	if err != nil {
+		return judged{}, err
+	}
 	var s judged
 	for _, j := range js {
 		switch {
@@ -250,7 +299,7 @@ func checkJudgements(dir string, h lz.History) (judged, error) {
 			s.crossTable++
 		}
 	}
-	s.endedAlive = wrongJudgements(js, workers, killed, stopping)
+	s.endedAlive = wrongJudgements(js, workers, commands, killed, stopping)
 	return s, nil
 }
 

@@ -39,10 +39,11 @@ func TestWrongJudgements(t *testing.T) {
 		{"a break of another process table", j("break", 110, workerID{1, 8, 5}, 7), ""},
 		{"a takeover proving dead a holder of another process table", j("takeover", 110, workerID{1, 8, 5}, 7), "another process table (pid namespace 8"},
 		{"a takeover of a silent holder", judgement{process: 1, what: "takeover", at: 110, holder: p3, ownNS: 7}, ""},
+		{"a takeover of a collab process a worker started", j("takeover", 110, workerID{4100, 7, 99}, 7), ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := wrongJudgements([]judgement{tt.j}, workers, killed, 400)
+			got := wrongJudgements([]judgement{tt.j}, workers, map[workerID]bool{{pid: 4100, ns: 7}: true}, killed, 400)
 			switch {
 			case tt.want == "" && len(got) > 0:
 				t.Fatalf("reported %q", got)

@@ -35,7 +35,12 @@ var errNotWritten = errors.New("torture: lease lost before the write")
 // record records the operation do performs: its call before, its
 // output after.
 func (w *worker) record(key string, k lz.Kind, in lz.Input, do func(ctx context.Context) lz.Output) error {
-	p, err := w.rec.Begin(key, k, in)
+	return w.recordOn(w.rec, key, k, in, do)
+}
+
+// recordOn is record, on the recorder rec.
+func (w *worker) recordOn(rec *lz.Recorder, key string, k lz.Kind, in lz.Input, do func(ctx context.Context) lz.Output) error {
+	p, err := rec.Begin(key, k, in)
 	if err != nil {
 		return err
 	}

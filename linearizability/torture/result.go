@@ -90,9 +90,10 @@ func (r *Result) Print(w io.Writer) {
 	for _, b := range r.EndedAlive {
 		fmt.Fprintf(w, "  ENDED ALIVE: %s\n", b)
 	}
-	if len(c.LockCommand) > 0 {
+	if c.Collab != "" {
 		fmt.Fprintf(w, "commands under collab lock: %d run, %d of them on after collab lock was killed (the guard kept the lock), %d refused as held\n",
 			s.CommandLocks, s.CommandOrphans, s.CommandRefused)
+		fmt.Fprintf(w, "commands under collab lease run --wait: %d run, %d gave up waiting\n", s.LeaseRuns, s.LeaseRunsTimedOut)
 	}
 	if c.PIDNamespaces > 0 {
 		fmt.Fprintf(w, "second process tables: %d worker processes each in a pid namespace of its own; %d breaks and takeovers of a holder across process tables\n",

@@ -27,6 +27,9 @@ type Stats struct {
 	// CommandOrphans ran on after it was killed, holding the guard;
 	// CommandRefused the `collab lock` runs that found the lock held.
 	CommandLocks, CommandOrphans, CommandRefused int
+	// LeaseRuns counts the commands run under `collab lease run --wait`,
+	// LeaseRunsTimedOut the runs that gave up waiting.
+	LeaseRuns, LeaseRunsTimedOut int
 	// DeadTakeovers counts the takeovers on proof of death, CrossTable
 	// the breaks and takeovers of a holder in another process table, both
 	// counted as the run is checked; InPIDNamespaces the workers started

@@ -39,6 +39,9 @@ type worker struct {
 	// identity, for the check of judgements (judged.go).
 	takeovers *os.File
 	self      platform.Identity
+	commands  *os.File // the collab processes it started, opened at the first
+	hist      *os.File // its history file, which its command processes' recorders share
+	leaseRuns int      // its `collab lease run` rounds so far
 	rng       *rand.Rand
 	seq       int
 }
@@ -139,13 +142,12 @@ func (w *worker) openRest() error {
 	if err := writeSelf(w.a.Dir, w.a.Process, w.self); err != nil {
 		return err
 	}
-	hist, err := appendFile(procFile(w.a.Dir, historyDir, w.a.Process, ".jsonl"))
-	if err != nil {
+	if w.hist, err = appendFile(procFile(w.a.Dir, historyDir, w.a.Process, ".jsonl")); err != nil {
 		return err
 	}
 	// The history file stays open until the process exits: the kernel
 	// keeps what was written whatever way it ends.
-	w.rec = lz.NewRecorder(hist, w.a.Process, platform.RealClock())
+	w.rec = lz.NewRecorder(w.hist, w.a.Process, platform.RealClock())
 	w.mgr, err = lease.NewManager(lease.Config{TTL: w.a.TTL, Heartbeat: w.a.Heartbeat,
 		Repository: w.repo, Platform: w.plat, Policy: pol, OnEvent: w.onEvent})
 	return err
@@ -184,6 +186,9 @@ func (w *worker) close() error {
 	}
 	if w.takeovers != nil {
 		errs = append(errs, w.takeovers.Close())
+	}
+	if w.commands != nil {
+		errs = append(errs, w.commands.Close())
 	}
 	return errors.Join(errs...)
 }
@@ -235,8 +240,10 @@ func (w *worker) round() error {
 		return w.breakOp(key)
 	case n < 15:
 		return w.leaderRound()
-	case n < 17 && len(w.a.LockCommand) > 0 && w.sharesLocks():
+	case n < 17 && w.a.Collab != "" && w.sharesLocks():
 		return w.commandLockRound()
+	case n < 19 && w.a.Collab != "" && leaseRunStore(w.a) != "":
+		return w.leaseRunRound(key)
 	}
 	return w.leaseRound(key)
 }
