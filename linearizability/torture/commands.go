@@ -30,9 +30,12 @@ const (
 // (one, so that they meet), and its fenced sections in the history.
 const commandKey = "cmd"
 
-// exitHeld is the exit status of `collab lock` and `collab lease run`
-// when the lock or lease is held.
-const exitHeld = 75
+// Exit statuses of `collab lock` and `collab lease run`: the lock or
+// lease is held; the arguments were refused.
+const (
+	exitHeld   = 75
+	exitMisuse = 2
+)
 
 // heldCommand is a command run under `collab lock`: a shell whose
 // background job waits for the shell's stdin to end, holding the lock's
@@ -217,8 +220,11 @@ func (w *worker) leaseRunRound(key string) error {
 	if err != nil || !ok {
 		// A wait that timed out may have cut an attempt short, which the
 		// command line does not say: of unknown outcome, as any other end.
-		if err == nil && r.status() == exitHeld {
+		switch {
+		case err == nil && r.status() == exitHeld:
 			w.note(noteLeaseRunTimedOut)
+		case err == nil && r.status() == exitMisuse:
+			err = fmt.Errorf("torture: %v refused its arguments: %s", r.cmd.Args, r.stderr.String())
 		}
 		return errors.Join(err, p.End(outUnknown))
 	}
