@@ -114,7 +114,7 @@ func parseFlags(args []string, stdout, stderr io.Writer) (*config, error) {
 	baseline := fs.Bool("baseline", true, "run the layers on the unmutated copy first: a layer that fails there makes its catches meaningless")
 	report := fs.String("report", "mutants/REPORT.md", "where to write the report, relative to the repository (\"\": nowhere)")
 	checkLimit := fs.Duration("check-timeout", 10*time.Minute, "time bound of the model checker")
-	unitLimit := fs.Duration("test-timeout", 5*time.Minute, "go test -timeout of the unit tests, run with -race (a hanging mutant fails there)")
+	unitLimit := fs.Duration("test-timeout", 20*time.Minute, "go test -timeout of the unit tests, run with -race (a hanging mutant fails there; the world models alone take minutes under -race on a loaded machine)")
 	monitorLimit := fs.Duration("monitor-timeout", 5*time.Minute, "go test -timeout of the monitored tests (a hang is reported there, with its stack)")
 	first := fs.Bool("first", false, "stop a mutant's layers at the first that catches it (the baseline runs them all)")
 	if err := fs.Parse(args); err != nil {
