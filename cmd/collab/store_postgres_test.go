@@ -68,9 +68,10 @@ func testPostgresURL(t *testing.T) string {
 // linearizable, and drop the schema it made for its tables.
 func TestDemoRunsOnPostgres(t *testing.T) {
 	url := testPostgresURL(t)
+	t.Setenv(asCollabEnv, "1") // for the workers' `collab lock` (TestMain)
 	var out, errb strings.Builder
 	code := runDemo([]string{"--duration", "2s", "--store", "postgres", "--postgres-url", url, "--seed", "5",
-		"--workers", "3", "--dir", t.TempDir()}, nil, &out, &errb)
+		"--workers", "3", "--dir", t.TempDir(), "--lanes", "1s"}, nil, &out, &errb)
 	text := out.String()
 	if code != 0 || !strings.Contains(text, "porcupine: linearizable") {
 		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, text, errb.String())
