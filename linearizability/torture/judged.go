@@ -154,22 +154,34 @@ func readTakeovers(path string) ([]judgement, error) {
 	if _, err := fmt.Sscanf(filepath.Base(path), "p%d"+takeoverExt, &p); err != nil {
 		return nil, fmt.Errorf("torture: %s: not a worker's takeover file", path)
 	}
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return nil, err
-	}
 	var out []judgement
-	sc := bufio.NewScanner(bytes.NewReader(data[:bytes.LastIndexByte(data, '\n')+1]))
-	for n := 1; sc.Scan(); n++ {
+	err := eachCompleteLine(path, func(n int, line string) error {
 		j := judgement{process: p, what: "takeover"}
 		var at int64
-		if _, err := fmt.Sscanf(sc.Text()+"\n", takeoverLine, &at, &j.key, &j.gen, &j.holder.pid, &j.holder.ns, &j.holder.start, &j.ownNS, &j.dead); err != nil {
-			return nil, fmt.Errorf("torture: %s:%d: %q is not a takeover: %v", path, n, sc.Text(), err)
+		if _, err := fmt.Sscanf(line+"\n", takeoverLine, &at, &j.key, &j.gen, &j.holder.pid, &j.holder.ns, &j.holder.start, &j.ownNS, &j.dead); err != nil {
+			return fmt.Errorf("torture: %s:%d: %q is not a takeover: %v", path, n, line, err)
 		}
 		j.at = time.Duration(at)
 		out = append(out, j)
+		return nil
+	})
+	return out, err
+}
+
+// eachCompleteLine calls f with each whole line of the file at path and
+// its number, from 1: a last line cut short by a SIGKILL is skipped.
+func eachCompleteLine(path string, f func(n int, line string) error) error {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return err
 	}
-	return out, sc.Err()
+	sc := bufio.NewScanner(bytes.NewReader(data[:bytes.LastIndexByte(data, '\n')+1]))
+	for n := 1; sc.Scan(); n++ {
+		if err := f(n, sc.Text()); err != nil {
+			return err
+		}
+	}
+	return sc.Err()
 }
 
 // readWorkers reads the identity files the workers wrote: identity →
@@ -227,17 +239,16 @@ func readCommands(dir string) (map[workerID]bool, error) {
 	}
 	out := map[workerID]bool{}
 	for _, path := range paths {
-		data, err := os.ReadFile(path)
-		if err != nil {
-			return nil, err
-		}
-		sc := bufio.NewScanner(bytes.NewReader(data[:bytes.LastIndexByte(data, '\n')+1]))
-		for n := 1; sc.Scan(); n++ {
+		err := eachCompleteLine(path, func(n int, line string) error {
 			var id workerID
-			if _, err := fmt.Sscanf(sc.Text()+"\n", "%d %d\n", &id.pid, &id.ns); err != nil {
-				return nil, fmt.Errorf("torture: %s:%d: %q is not a process (pid, pid namespace)", path, n, sc.Text())
+			if _, err := fmt.Sscanf(line+"\n", "%d %d\n", &id.pid, &id.ns); err != nil {
+				return fmt.Errorf("torture: %s:%d: %q is not a process (pid, pid namespace)", path, n, line)
 			}
 			out[id] = true
+			return nil
+		})
+		if err != nil {
+			return nil, err
 		}
 	}
 	return out, nil
