@@ -3,6 +3,7 @@ package lease_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 	"testing"
 	"time"
@@ -244,39 +245,51 @@ func TestAcquireRace(t *testing.T) {
 			ids[i] = f.Processes.Start()
 			managers[i], _ = newManager(t, f.As(ids[i]), repo)
 		}
-		start := make(chan struct{})
-		errs := make([]error, n)
-		var wg sync.WaitGroup
-		for i, m := range managers {
-			wg.Go(func() {
-				<-start
-				_, errs[i] = m.Acquire(t.Context(), "k")
-			})
-		}
-		close(start)
-		wg.Wait()
-		winner := -1
-		for i, err := range errs {
-			if err == nil {
-				if winner >= 0 {
-					t.Fatalf("managers %d and %d both acquired the key", winner, i)
-				}
-				winner = i
-			}
-		}
-		if winner < 0 {
-			t.Fatalf("nobody acquired the key: %v", errs)
-		}
-		for i, err := range errs {
-			var held *lease.HeldError
-			if i != winner && (!errors.As(err, &held) || held.Holder == nil || *held.Holder != ids[winner]) {
-				t.Errorf("manager %d: %v, want a *HeldError naming %v", i, err, ids[winner])
-			}
-		}
-		if s := mustLoad(t, repo, "k").Snapshot; s.Generation != 1 || s.Holder != ids[winner] {
-			t.Errorf("record %+v, want generation 1 of the winner", s)
+		// One round's managers may happen to run one after another; a
+		// lost compare-and-swap shows in some round, each on a fresh key.
+		for round := range raceRounds {
+			acquireRaceRound(t, repo, managers, ids, fmt.Sprintf("k%d", round))
 		}
 	})
+}
+
+// acquireRaceRound has managers acquire key at once and checks that one
+// wins generation 1 and the others are told it holds the key.
+func acquireRaceRound(t *testing.T, repo store.Repository, managers []*lease.Manager, ids []platform.Identity, key string) {
+	t.Helper()
+	n := len(managers)
+	start := make(chan struct{})
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for i, m := range managers {
+		wg.Go(func() {
+			<-start
+			_, errs[i] = m.Acquire(t.Context(), key)
+		})
+	}
+	close(start)
+	wg.Wait()
+	winner := -1
+	for i, err := range errs {
+		if err == nil {
+			if winner >= 0 {
+				t.Fatalf("managers %d and %d both acquired the key", winner, i)
+			}
+			winner = i
+		}
+	}
+	if winner < 0 {
+		t.Fatalf("nobody acquired the key: %v", errs)
+	}
+	for i, err := range errs {
+		var held *lease.HeldError
+		if i != winner && (!errors.As(err, &held) || held.Holder == nil || *held.Holder != ids[winner]) {
+			t.Errorf("manager %d: %v, want a *HeldError naming %v", i, err, ids[winner])
+		}
+	}
+	if s := mustLoad(t, repo, key).Snapshot; s.Generation != 1 || s.Holder != ids[winner] {
+		t.Errorf("record %+v, want generation 1 of the winner", s)
+	}
 }
 
 // TestTakeoverInOneProcess: two managers of one process share a store. The

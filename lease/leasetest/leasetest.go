@@ -24,7 +24,7 @@ import (
 // fake one.
 //
 // It checks loading and creating, compare-and-swap on revisions (also by
-// 16 goroutines at once), tombstones, keys that are hard to store (slash,
+// 16 goroutines at once, ten rounds over), tombstones, keys that are hard to store (slash,
 // "..", unicode, 256 bytes) and keys and snapshots that are invalid (a
 // save of one fails and writes nothing), contexts that have
 // ended, fences (exclusion, cancelled waits, idempotent unlock), and, if

@@ -178,16 +178,25 @@ func testEndedContext(t *testing.T, r store.Repository) {
 const contenders = 16
 
 func testConcurrentSavesOneWins(t *testing.T, r store.Repository) {
-	t.Run("create", func(t *testing.T) { raceSaves(t, r, "fresh", 0) })
+	t.Run("create", func(t *testing.T) { raceSaves(t, r, "fresh", 0, 100) })
 	t.Run("update", func(t *testing.T) {
+		// One round's goroutines may happen to run one after another; a
+		// compare-and-swap that is not atomic shows in some round.
 		rev := mustSave(t, r, "existing", snapshot(1), 0)
-		raceSaves(t, r, "existing", rev)
+		for round := range raceRounds {
+			rev = raceSaves(t, r, "existing", rev, store.Token(100*(round+1)))
+		}
 	})
 }
 
-// raceSaves has contenders goroutines save over expected at once, and
-// checks that exactly one wins and every other sees the winner's revision.
-func raceSaves(t *testing.T, r store.Repository, key string, expected store.Revision) {
+// raceRounds is how many times the update race runs, each over the last
+// winner's revision.
+const raceRounds = 10
+
+// raceSaves has contenders goroutines save over expected at once, with
+// generations from firstGen, checks that exactly one wins and every other
+// sees the winner's revision, and returns the winner's revision.
+func raceSaves(t *testing.T, r store.Repository, key string, expected store.Revision, firstGen store.Token) store.Revision {
 	type result struct {
 		gen store.Token
 		rev store.Revision
@@ -197,7 +206,7 @@ func raceSaves(t *testing.T, r store.Repository, key string, expected store.Revi
 	results := make(chan result, contenders)
 	var wg sync.WaitGroup
 	for i := range contenders {
-		gen := store.Token(100 + i)
+		gen := firstGen + store.Token(i)
 		wg.Go(func() {
 			<-start
 			rev, err := r.Save(t.Context(), key, snapshot(gen), expected)
@@ -224,6 +233,7 @@ func raceSaves(t *testing.T, r store.Repository, key string, expected store.Revi
 		wantConflict(t, err, key, expected, win.rev)
 	}
 	wantRecord(t, r, key, snapshot(win.gen), win.rev)
+	return win.rev
 }
 
 // invalidSnapshots are snapshots no lease record holds, each with the
