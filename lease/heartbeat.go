@@ -41,8 +41,11 @@ func (m *Manager) saver() {
 func (m *Manager) renew(job saveJob) {
 	// A renewal that outlives the earliest deadline is useless: bound it.
 	ctx, cancel := m.withTimeout(max(job.until-m.now(), time.Millisecond))
-	defer cancel()
 	revs, errs := m.save(ctx, job.batch)
+	// Its timer goes before the batch is answered: once saving is off,
+	// the manager may look settled, and must have no timer left of a
+	// write that is over.
+	cancel()
 	members := make([]member, len(job.batch))
 	answers := make([]leasestep.Answer, len(job.batch))
 	for i, r := range job.batch {

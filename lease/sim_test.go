@@ -436,7 +436,19 @@ func (s *sim) checkTakeover(proc int, key string, prev store.Snapshot) {
 }
 
 // quietLocked reports whether every goroutine waits for the simulation.
+// The managers are judged first: a manager that is quiet cancels no
+// call's context until the simulation moves its clock or answers it, so
+// the contexts read after them are the last word; read before, a loop
+// that ran in between could have ended one.
 func (s *sim) quietLocked() bool {
+	saving := make([]bool, len(s.procs))
+	for _, p := range s.procs {
+		quiet, sv := lease.Quiet(p.m)
+		if !quiet {
+			return false
+		}
+		saving[p.i] = sv
+	}
 	calls := make([]int, len(s.procs))
 	for _, op := range s.pending {
 		if op.ctx.Err() != nil {
@@ -445,15 +457,14 @@ func (s *sim) quietLocked() bool {
 		calls[op.proc]++
 	}
 	for _, p := range s.procs {
-		quiet, saving := lease.Quiet(p.m)
 		want := 0
-		if saving {
+		if saving[p.i] {
 			want++
 		}
 		if p.busy {
 			want++
 		}
-		if !quiet || calls[p.i] != want {
+		if calls[p.i] != want {
 			return false
 		}
 	}
