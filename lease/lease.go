@@ -3,6 +3,7 @@ package lease
 import (
 	"context"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/rivus/collab/internal/leasestep"
@@ -45,6 +46,7 @@ type Lease struct {
 
 	closeOnce sync.Once
 	closeErr  error
+	closed    atomic.Bool // Close has returned: for lease/leader's monitor
 
 	// mon is the contract monitor's notes, under the manager's lock; nil
 	// unless the build monitors, so that a production handle carries none.

@@ -2,6 +2,7 @@ package lease
 
 import (
 	"github.com/rivus/collab/internal/leasestep"
+	"github.com/rivus/collab/lease/internal/hook"
 )
 
 // Close releases the lease: it re-reads the record and writes a tombstone
@@ -13,8 +14,15 @@ import (
 // nothing, and where the lease was lost at its deadline, the record still
 // holds its generation and gets the tombstone.
 func (h *Lease) Close() error {
-	h.closeOnce.Do(func() { h.closeErr = h.release() })
+	h.closeOnce.Do(func() {
+		h.closeErr = h.release()
+		h.closed.Store(true)
+	})
 	return h.closeErr
+}
+
+func init() {
+	hook.Closed = func(l any) bool { return l.(*Lease).closed.Load() }
 }
 
 func (h *Lease) release() error {

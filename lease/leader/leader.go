@@ -78,7 +78,11 @@ func Run(ctx context.Context, cfg Config) error {
 	if retry == 0 {
 		retry = time.Second
 	}
+	var last *lease.Lease // the last term's lease, for the monitor
 	for {
+		if monitoring {
+			campaigning(last)
+		}
 		l, err := cfg.Manager.AcquireWait(ctx, cfg.Key)
 		switch {
 		case ctx.Err() != nil:
@@ -97,6 +101,7 @@ func Run(ctx context.Context, cfg Config) error {
 			}
 			continue
 		}
+		last = l
 		if lost, err := term(ctx, cfg, l); !lost {
 			return err
 		}

@@ -4,6 +4,8 @@ import (
 	"fmt"
 
 	"github.com/rivus/collab/internal/contract"
+	"github.com/rivus/collab/lease"
+	"github.com/rivus/collab/lease/internal/hook"
 )
 
 // The contract monitor checks a term's duties, which the lease's own
@@ -15,7 +17,12 @@ import (
 //     nothing of the term believes it leads once a successor may;
 //  2. OnStopped hears of the term only once its lease has ended (let go,
 //     or lost), so that a caller that starts something else there does
-//     not overlap the term.
+//     not overlap the term;
+//  3. a term's lease is closed before Run campaigns again, also a lost
+//     one: the manager lets go of the handle, and a record the loss left
+//     behind (lost at its deadline, nobody has taken over) gets the
+//     tombstone, so that nobody waits out the TTL for a holder that has
+//     stepped down.
 //
 // It runs where the build tag collabmonitor is set (make test and the
 // campaign's workers); the constant monitoring is false otherwise, and
@@ -43,6 +50,16 @@ func (t *leaderTerm) stopping() {
 	}
 }
 
-func (t *leaderTerm) broke(duty string) {
-	contract.Fail(fmt.Sprintf("leader: contract monitor: key %q, term %d: %s\n", t.lease.Key(), t.token, duty))
+// campaigning checks duty 3, as Run is about to campaign after the term
+// of last; nil before the first term.
+func campaigning(last *lease.Lease) {
+	if last != nil && !hook.Closed(last) {
+		broke(last, "Run campaigns again before the term's lease is closed")
+	}
+}
+
+func (t *leaderTerm) broke(duty string) { broke(t.lease, duty) }
+
+func broke(l *lease.Lease, duty string) {
+	contract.Fail(fmt.Sprintf("leader: contract monitor: key %q, term %d: %s\n", l.Key(), l.Token(), duty))
 }
