@@ -73,6 +73,7 @@ func _() {
 	_ = x[policy.LeaseFactHolderDead-1<<1]
 	_ = x[policy.LeaseFactTtlElapsed-1<<2]
 	_ = x[policy.LeaseFactRecordOurs-1<<3]
+	_ = x[policy.LeaseFactHolderLocal-1<<4]
 	_ = x[policy.LeaseOutputStopTimers-1<<0]
 	_ = x[policy.LeaseOutputLoad-1<<1]
 	_ = x[policy.LeaseOutputClaim-1<<2]
@@ -105,7 +106,7 @@ func LeaseStep(s LeaseState, t policy.TriggerID, f policy.Facts) LeaseResult {
 	case LeaseIdle:
 		switch t {
 		case policy.LeaseAcquire:
-			return LeaseResult{Next: LeaseAcquiring, Outputs: policy.LeaseOutputLoad, Verdict: policy.Fired} // lease.fsm:84
+			return LeaseResult{Next: LeaseAcquiring, Outputs: policy.LeaseOutputLoad, Verdict: policy.Fired} // lease.fsm:86
 		case policy.LeaseLoaded, policy.LeaseSaved, policy.LeaseConflict, policy.LeaseRepoFailed, policy.LeaseRenewDue, policy.LeaseDeadlinePassed, policy.LeaseFenceTaken, policy.LeaseRelease:
 			return LeaseResult{Next: s, Verdict: policy.Rejected}
 		}
@@ -113,57 +114,57 @@ func LeaseStep(s LeaseState, t policy.TriggerID, f policy.Facts) LeaseResult {
 		switch t {
 		case policy.LeaseLoaded:
 			switch {
-			case f&policy.LeaseFactRecordFree != 0: // lease.fsm:85
+			case f&policy.LeaseFactRecordFree != 0: // lease.fsm:87
 				return LeaseResult{Next: s, Outputs: policy.LeaseOutputClaim, Verdict: policy.Fired}
-			case f&(policy.LeaseFactRecordFree|policy.LeaseFactHolderDead) == policy.LeaseFactHolderDead: // lease.fsm:86
+			case f&(policy.LeaseFactRecordFree|policy.LeaseFactHolderDead) == policy.LeaseFactHolderDead: // lease.fsm:88
 				return LeaseResult{Next: s, Outputs: policy.LeaseOutputClaim, Verdict: policy.Fired}
-			case f&(policy.LeaseFactRecordFree|policy.LeaseFactHolderDead|policy.LeaseFactTtlElapsed) == policy.LeaseFactTtlElapsed: // lease.fsm:87
+			case f&(policy.LeaseFactRecordFree|policy.LeaseFactHolderDead|policy.LeaseFactTtlElapsed) == policy.LeaseFactTtlElapsed: // lease.fsm:89
 				return LeaseResult{Next: s, Outputs: policy.LeaseOutputClaim, Verdict: policy.Fired}
-			case f&(policy.LeaseFactRecordFree|policy.LeaseFactHolderDead|policy.LeaseFactTtlElapsed) == 0: // lease.fsm:88
+			case f&(policy.LeaseFactRecordFree|policy.LeaseFactHolderDead|policy.LeaseFactTtlElapsed) == 0: // lease.fsm:90
 				return LeaseResult{Next: LeaseIdle, Outputs: policy.LeaseOutputHeldError, Verdict: policy.Fired}
 			}
 		case policy.LeaseSaved:
-			return LeaseResult{Next: LeaseHeld, Outputs: policy.LeaseOutputArmDeadline | policy.LeaseOutputScheduleRenew | policy.LeaseOutputAcquired, Verdict: policy.Fired} // lease.fsm:89
+			return LeaseResult{Next: LeaseHeld, Outputs: policy.LeaseOutputArmDeadline | policy.LeaseOutputScheduleRenew | policy.LeaseOutputAcquired, Verdict: policy.Fired} // lease.fsm:91
 		case policy.LeaseConflict:
-			return LeaseResult{Next: s, Outputs: policy.LeaseOutputLoad, Verdict: policy.Fired} // lease.fsm:90
+			return LeaseResult{Next: s, Outputs: policy.LeaseOutputLoad, Verdict: policy.Fired} // lease.fsm:92
 		case policy.LeaseRepoFailed:
-			return LeaseResult{Next: LeaseIdle, Outputs: policy.LeaseOutputRepoError, Verdict: policy.Fired} // lease.fsm:91
+			return LeaseResult{Next: LeaseIdle, Outputs: policy.LeaseOutputRepoError, Verdict: policy.Fired} // lease.fsm:93
 		case policy.LeaseAcquire, policy.LeaseRenewDue, policy.LeaseDeadlinePassed, policy.LeaseFenceTaken, policy.LeaseRelease:
 			return LeaseResult{Next: s, Verdict: policy.Rejected}
 		}
 	case LeaseHeld:
 		switch t {
 		case policy.LeaseRenewDue:
-			return LeaseResult{Next: LeaseRenewing, Outputs: policy.LeaseOutputRenew, Verdict: policy.Fired} // lease.fsm:96
+			return LeaseResult{Next: LeaseRenewing, Outputs: policy.LeaseOutputRenew, Verdict: policy.Fired} // lease.fsm:98
 		case policy.LeaseDeadlinePassed:
-			return LeaseResult{Next: LeaseLost, Outputs: policy.LeaseOutputDeclareLost, Verdict: policy.Fired} // lease.fsm:100
+			return LeaseResult{Next: LeaseLost, Outputs: policy.LeaseOutputDeclareLost, Verdict: policy.Fired} // lease.fsm:102
 		case policy.LeaseFenceTaken:
 			switch {
-			case f&policy.LeaseFactRecordOurs != 0: // lease.fsm:106
+			case f&policy.LeaseFactRecordOurs != 0: // lease.fsm:108
 				return LeaseResult{Next: s, Outputs: policy.LeaseOutputRunFenced, Verdict: policy.Fired}
-			case f&policy.LeaseFactRecordOurs == 0: // lease.fsm:107
+			case f&policy.LeaseFactRecordOurs == 0: // lease.fsm:109
 				return LeaseResult{Next: LeaseLost, Outputs: policy.LeaseOutputDeclareLost | policy.LeaseOutputRefuseFenced, Verdict: policy.Fired}
 			}
 		case policy.LeaseRelease:
-			return LeaseResult{Next: LeaseReleasing, Outputs: policy.LeaseOutputLoad, Verdict: policy.Fired} // lease.fsm:117
+			return LeaseResult{Next: LeaseReleasing, Outputs: policy.LeaseOutputLoad, Verdict: policy.Fired} // lease.fsm:119
 		case policy.LeaseAcquire, policy.LeaseLoaded, policy.LeaseSaved, policy.LeaseConflict, policy.LeaseRepoFailed:
 			return LeaseResult{Next: s, Verdict: policy.Rejected}
 		}
 	case LeaseRenewing:
 		switch t {
 		case policy.LeaseSaved:
-			return LeaseResult{Next: LeaseHeld, Outputs: policy.LeaseOutputArmDeadline | policy.LeaseOutputScheduleRenew, Verdict: policy.Fired} // lease.fsm:97
+			return LeaseResult{Next: LeaseHeld, Outputs: policy.LeaseOutputArmDeadline | policy.LeaseOutputScheduleRenew, Verdict: policy.Fired} // lease.fsm:99
 		case policy.LeaseConflict:
-			return LeaseResult{Next: LeaseLost, Outputs: policy.LeaseOutputDeclareLost, Verdict: policy.Fired} // lease.fsm:99
-		case policy.LeaseRepoFailed:
-			return LeaseResult{Next: LeaseHeld, Outputs: policy.LeaseOutputScheduleRetry, Verdict: policy.Fired} // lease.fsm:98
-		case policy.LeaseDeadlinePassed:
 			return LeaseResult{Next: LeaseLost, Outputs: policy.LeaseOutputDeclareLost, Verdict: policy.Fired} // lease.fsm:101
+		case policy.LeaseRepoFailed:
+			return LeaseResult{Next: LeaseHeld, Outputs: policy.LeaseOutputScheduleRetry, Verdict: policy.Fired} // lease.fsm:100
+		case policy.LeaseDeadlinePassed:
+			return LeaseResult{Next: LeaseLost, Outputs: policy.LeaseOutputDeclareLost, Verdict: policy.Fired} // lease.fsm:103
 		case policy.LeaseFenceTaken:
 			switch {
-			case f&policy.LeaseFactRecordOurs != 0: // lease.fsm:108
+			case f&policy.LeaseFactRecordOurs != 0: // lease.fsm:110
 				return LeaseResult{Next: s, Outputs: policy.LeaseOutputRunFenced, Verdict: policy.Fired}
-			case f&policy.LeaseFactRecordOurs == 0: // lease.fsm:109
+			case f&policy.LeaseFactRecordOurs == 0: // lease.fsm:111
 				return LeaseResult{Next: LeaseLost, Outputs: policy.LeaseOutputDeclareLost | policy.LeaseOutputRefuseFenced, Verdict: policy.Fired}
 			}
 		case policy.LeaseAcquire, policy.LeaseLoaded, policy.LeaseRenewDue, policy.LeaseRelease:
@@ -172,9 +173,9 @@ func LeaseStep(s LeaseState, t policy.TriggerID, f policy.Facts) LeaseResult {
 	case LeaseLost:
 		switch t {
 		case policy.LeaseFenceTaken:
-			return LeaseResult{Next: s, Outputs: policy.LeaseOutputRefuseFenced, Verdict: policy.Fired} // lease.fsm:110
+			return LeaseResult{Next: s, Outputs: policy.LeaseOutputRefuseFenced, Verdict: policy.Fired} // lease.fsm:112
 		case policy.LeaseRelease:
-			return LeaseResult{Next: LeaseReleasing, Outputs: policy.LeaseOutputLoad, Verdict: policy.Fired} // lease.fsm:118
+			return LeaseResult{Next: LeaseReleasing, Outputs: policy.LeaseOutputLoad, Verdict: policy.Fired} // lease.fsm:120
 		case policy.LeaseSaved, policy.LeaseConflict, policy.LeaseRepoFailed, policy.LeaseRenewDue, policy.LeaseDeadlinePassed:
 			return LeaseResult{Next: s, Verdict: policy.Ignored}
 		case policy.LeaseAcquire, policy.LeaseLoaded:
@@ -184,21 +185,21 @@ func LeaseStep(s LeaseState, t policy.TriggerID, f policy.Facts) LeaseResult {
 		switch t {
 		case policy.LeaseLoaded:
 			switch {
-			case f&policy.LeaseFactRecordOurs != 0: // lease.fsm:119
+			case f&policy.LeaseFactRecordOurs != 0: // lease.fsm:121
 				return LeaseResult{Next: s, Outputs: policy.LeaseOutputTombstone, Verdict: policy.Fired}
-			case f&policy.LeaseFactRecordOurs == 0: // lease.fsm:120
+			case f&policy.LeaseFactRecordOurs == 0: // lease.fsm:122
 				return LeaseResult{Next: LeaseReleased, Outputs: policy.LeaseOutputStopTimers | policy.LeaseOutputEndHandle, Verdict: policy.Fired}
 			}
 		case policy.LeaseSaved:
-			return LeaseResult{Next: LeaseReleased, Outputs: policy.LeaseOutputStopTimers | policy.LeaseOutputEndHandle, Verdict: policy.Fired} // lease.fsm:121
+			return LeaseResult{Next: LeaseReleased, Outputs: policy.LeaseOutputStopTimers | policy.LeaseOutputEndHandle, Verdict: policy.Fired} // lease.fsm:123
 		case policy.LeaseConflict:
-			return LeaseResult{Next: s, Outputs: policy.LeaseOutputLoad, Verdict: policy.Fired} // lease.fsm:122
+			return LeaseResult{Next: s, Outputs: policy.LeaseOutputLoad, Verdict: policy.Fired} // lease.fsm:124
 		case policy.LeaseRepoFailed:
-			return LeaseResult{Next: LeaseReleased, Outputs: policy.LeaseOutputStopTimers | policy.LeaseOutputRepoError | policy.LeaseOutputEndHandle, Verdict: policy.Fired} // lease.fsm:123
+			return LeaseResult{Next: LeaseReleased, Outputs: policy.LeaseOutputStopTimers | policy.LeaseOutputRepoError | policy.LeaseOutputEndHandle, Verdict: policy.Fired} // lease.fsm:125
 		case policy.LeaseDeadlinePassed:
-			return LeaseResult{Next: s, Outputs: policy.LeaseOutputDeclareLost, Verdict: policy.Fired} // lease.fsm:124
+			return LeaseResult{Next: s, Outputs: policy.LeaseOutputDeclareLost, Verdict: policy.Fired} // lease.fsm:126
 		case policy.LeaseFenceTaken:
-			return LeaseResult{Next: s, Outputs: policy.LeaseOutputRefuseFenced, Verdict: policy.Fired} // lease.fsm:111
+			return LeaseResult{Next: s, Outputs: policy.LeaseOutputRefuseFenced, Verdict: policy.Fired} // lease.fsm:113
 		case policy.LeaseRenewDue, policy.LeaseRelease:
 			return LeaseResult{Next: s, Verdict: policy.Ignored}
 		case policy.LeaseAcquire:
@@ -207,7 +208,7 @@ func LeaseStep(s LeaseState, t policy.TriggerID, f policy.Facts) LeaseResult {
 	case LeaseReleased:
 		switch t {
 		case policy.LeaseFenceTaken:
-			return LeaseResult{Next: s, Outputs: policy.LeaseOutputRefuseFenced, Verdict: policy.Fired} // lease.fsm:112
+			return LeaseResult{Next: s, Outputs: policy.LeaseOutputRefuseFenced, Verdict: policy.Fired} // lease.fsm:114
 		case policy.LeaseRenewDue, policy.LeaseDeadlinePassed, policy.LeaseRelease:
 			return LeaseResult{Next: s, Verdict: policy.Ignored}
 		case policy.LeaseAcquire, policy.LeaseLoaded, policy.LeaseSaved, policy.LeaseConflict, policy.LeaseRepoFailed:
@@ -264,6 +265,7 @@ var leaseTable = &policy.Table{
 		{Name: "holderDead", Doc: "holderDead: the record's holder shares this process table and is proven dead."},
 		{Name: "ttlElapsed", Doc: "ttlElapsed: TTL has passed on this manager's own monotonic clock since it first saw this record revision."},
 		{Name: "recordOurs", Doc: "recordOurs: the record still holds this handle's generation."},
+		{Name: "holderLocal", Doc: "holderLocal: the record's holder shares this process table (so its process can be judged); one on another process table (another host or boot, another pid namespace) is judged by the TTL alone."},
 	},
 	Outputs: []policy.Word{
 		{Name: "stopTimers", Doc: "stopTimers stops the renewal and deadline timers."},
@@ -283,35 +285,35 @@ var leaseTable = &policy.Table{
 		{Name: "endHandle", Doc: "endHandle ends the handle: fenced work still running is cancelled and Close returns."},
 	},
 	Rows: []policy.Row{
-		{From: policy.StateID(LeaseIdle), Trigger: policy.TriggerID(policy.LeaseAcquire), Outputs: policy.Outputs(policy.LeaseOutputLoad), To: policy.StateID(LeaseAcquiring), Line: 84},
-		{From: policy.StateID(LeaseAcquiring), Trigger: policy.TriggerID(policy.LeaseLoaded), Guard: policy.Guard{Mask: policy.Facts(policy.LeaseFactRecordFree), Want: policy.Facts(policy.LeaseFactRecordFree)}, Outputs: policy.Outputs(policy.LeaseOutputClaim), To: policy.StateID(LeaseAcquiring), Internal: true, Line: 85},
-		{From: policy.StateID(LeaseAcquiring), Trigger: policy.TriggerID(policy.LeaseLoaded), Guard: policy.Guard{Mask: policy.Facts(policy.LeaseFactRecordFree | policy.LeaseFactHolderDead), Want: policy.Facts(policy.LeaseFactHolderDead)}, Outputs: policy.Outputs(policy.LeaseOutputClaim), To: policy.StateID(LeaseAcquiring), Internal: true, Line: 86},
-		{From: policy.StateID(LeaseAcquiring), Trigger: policy.TriggerID(policy.LeaseLoaded), Guard: policy.Guard{Mask: policy.Facts(policy.LeaseFactRecordFree | policy.LeaseFactHolderDead | policy.LeaseFactTtlElapsed), Want: policy.Facts(policy.LeaseFactTtlElapsed)}, Outputs: policy.Outputs(policy.LeaseOutputClaim), To: policy.StateID(LeaseAcquiring), Internal: true, Line: 87},
-		{From: policy.StateID(LeaseAcquiring), Trigger: policy.TriggerID(policy.LeaseLoaded), Guard: policy.Guard{Mask: policy.Facts(policy.LeaseFactRecordFree | policy.LeaseFactHolderDead | policy.LeaseFactTtlElapsed)}, Outputs: policy.Outputs(policy.LeaseOutputHeldError), To: policy.StateID(LeaseIdle), Line: 88},
-		{From: policy.StateID(LeaseAcquiring), Trigger: policy.TriggerID(policy.LeaseSaved), Outputs: policy.Outputs(policy.LeaseOutputArmDeadline | policy.LeaseOutputScheduleRenew | policy.LeaseOutputAcquired), To: policy.StateID(LeaseHeld), Line: 89},
-		{From: policy.StateID(LeaseAcquiring), Trigger: policy.TriggerID(policy.LeaseConflict), Outputs: policy.Outputs(policy.LeaseOutputLoad), To: policy.StateID(LeaseAcquiring), Internal: true, Line: 90},
-		{From: policy.StateID(LeaseAcquiring), Trigger: policy.TriggerID(policy.LeaseRepoFailed), Outputs: policy.Outputs(policy.LeaseOutputRepoError), To: policy.StateID(LeaseIdle), Line: 91},
-		{From: policy.StateID(LeaseHeld), Trigger: policy.TriggerID(policy.LeaseRenewDue), Outputs: policy.Outputs(policy.LeaseOutputRenew), To: policy.StateID(LeaseRenewing), Line: 96},
-		{From: policy.StateID(LeaseRenewing), Trigger: policy.TriggerID(policy.LeaseSaved), Outputs: policy.Outputs(policy.LeaseOutputArmDeadline | policy.LeaseOutputScheduleRenew), To: policy.StateID(LeaseHeld), Line: 97},
-		{From: policy.StateID(LeaseRenewing), Trigger: policy.TriggerID(policy.LeaseRepoFailed), Outputs: policy.Outputs(policy.LeaseOutputScheduleRetry), To: policy.StateID(LeaseHeld), Line: 98},
-		{From: policy.StateID(LeaseRenewing), Trigger: policy.TriggerID(policy.LeaseConflict), Outputs: policy.Outputs(policy.LeaseOutputDeclareLost), To: policy.StateID(LeaseLost), Line: 99},
-		{From: policy.StateID(LeaseHeld), Trigger: policy.TriggerID(policy.LeaseDeadlinePassed), Outputs: policy.Outputs(policy.LeaseOutputDeclareLost), To: policy.StateID(LeaseLost), Line: 100},
-		{From: policy.StateID(LeaseRenewing), Trigger: policy.TriggerID(policy.LeaseDeadlinePassed), Outputs: policy.Outputs(policy.LeaseOutputDeclareLost), To: policy.StateID(LeaseLost), Line: 101},
-		{From: policy.StateID(LeaseHeld), Trigger: policy.TriggerID(policy.LeaseFenceTaken), Guard: policy.Guard{Mask: policy.Facts(policy.LeaseFactRecordOurs), Want: policy.Facts(policy.LeaseFactRecordOurs)}, Outputs: policy.Outputs(policy.LeaseOutputRunFenced), To: policy.StateID(LeaseHeld), Internal: true, Line: 106},
-		{From: policy.StateID(LeaseHeld), Trigger: policy.TriggerID(policy.LeaseFenceTaken), Guard: policy.Guard{Mask: policy.Facts(policy.LeaseFactRecordOurs)}, Outputs: policy.Outputs(policy.LeaseOutputDeclareLost | policy.LeaseOutputRefuseFenced), To: policy.StateID(LeaseLost), Line: 107},
-		{From: policy.StateID(LeaseRenewing), Trigger: policy.TriggerID(policy.LeaseFenceTaken), Guard: policy.Guard{Mask: policy.Facts(policy.LeaseFactRecordOurs), Want: policy.Facts(policy.LeaseFactRecordOurs)}, Outputs: policy.Outputs(policy.LeaseOutputRunFenced), To: policy.StateID(LeaseRenewing), Internal: true, Line: 108},
-		{From: policy.StateID(LeaseRenewing), Trigger: policy.TriggerID(policy.LeaseFenceTaken), Guard: policy.Guard{Mask: policy.Facts(policy.LeaseFactRecordOurs)}, Outputs: policy.Outputs(policy.LeaseOutputDeclareLost | policy.LeaseOutputRefuseFenced), To: policy.StateID(LeaseLost), Line: 109},
-		{From: policy.StateID(LeaseLost), Trigger: policy.TriggerID(policy.LeaseFenceTaken), Outputs: policy.Outputs(policy.LeaseOutputRefuseFenced), To: policy.StateID(LeaseLost), Internal: true, Line: 110},
-		{From: policy.StateID(LeaseReleasing), Trigger: policy.TriggerID(policy.LeaseFenceTaken), Outputs: policy.Outputs(policy.LeaseOutputRefuseFenced), To: policy.StateID(LeaseReleasing), Internal: true, Line: 111},
-		{From: policy.StateID(LeaseReleased), Trigger: policy.TriggerID(policy.LeaseFenceTaken), Outputs: policy.Outputs(policy.LeaseOutputRefuseFenced), To: policy.StateID(LeaseReleased), Internal: true, Line: 112},
-		{From: policy.StateID(LeaseHeld), Trigger: policy.TriggerID(policy.LeaseRelease), Outputs: policy.Outputs(policy.LeaseOutputLoad), To: policy.StateID(LeaseReleasing), Line: 117},
-		{From: policy.StateID(LeaseLost), Trigger: policy.TriggerID(policy.LeaseRelease), Outputs: policy.Outputs(policy.LeaseOutputLoad), To: policy.StateID(LeaseReleasing), Line: 118},
-		{From: policy.StateID(LeaseReleasing), Trigger: policy.TriggerID(policy.LeaseLoaded), Guard: policy.Guard{Mask: policy.Facts(policy.LeaseFactRecordOurs), Want: policy.Facts(policy.LeaseFactRecordOurs)}, Outputs: policy.Outputs(policy.LeaseOutputTombstone), To: policy.StateID(LeaseReleasing), Internal: true, Line: 119},
-		{From: policy.StateID(LeaseReleasing), Trigger: policy.TriggerID(policy.LeaseLoaded), Guard: policy.Guard{Mask: policy.Facts(policy.LeaseFactRecordOurs)}, Outputs: policy.Outputs(policy.LeaseOutputStopTimers | policy.LeaseOutputEndHandle), To: policy.StateID(LeaseReleased), Line: 120},
-		{From: policy.StateID(LeaseReleasing), Trigger: policy.TriggerID(policy.LeaseSaved), Outputs: policy.Outputs(policy.LeaseOutputStopTimers | policy.LeaseOutputEndHandle), To: policy.StateID(LeaseReleased), Line: 121},
-		{From: policy.StateID(LeaseReleasing), Trigger: policy.TriggerID(policy.LeaseConflict), Outputs: policy.Outputs(policy.LeaseOutputLoad), To: policy.StateID(LeaseReleasing), Internal: true, Line: 122},
-		{From: policy.StateID(LeaseReleasing), Trigger: policy.TriggerID(policy.LeaseRepoFailed), Outputs: policy.Outputs(policy.LeaseOutputStopTimers | policy.LeaseOutputRepoError | policy.LeaseOutputEndHandle), To: policy.StateID(LeaseReleased), Line: 123},
-		{From: policy.StateID(LeaseReleasing), Trigger: policy.TriggerID(policy.LeaseDeadlinePassed), Outputs: policy.Outputs(policy.LeaseOutputDeclareLost), To: policy.StateID(LeaseReleasing), Internal: true, Line: 124},
+		{From: policy.StateID(LeaseIdle), Trigger: policy.TriggerID(policy.LeaseAcquire), Outputs: policy.Outputs(policy.LeaseOutputLoad), To: policy.StateID(LeaseAcquiring), Line: 86},
+		{From: policy.StateID(LeaseAcquiring), Trigger: policy.TriggerID(policy.LeaseLoaded), Guard: policy.Guard{Mask: policy.Facts(policy.LeaseFactRecordFree), Want: policy.Facts(policy.LeaseFactRecordFree)}, Outputs: policy.Outputs(policy.LeaseOutputClaim), To: policy.StateID(LeaseAcquiring), Internal: true, Line: 87},
+		{From: policy.StateID(LeaseAcquiring), Trigger: policy.TriggerID(policy.LeaseLoaded), Guard: policy.Guard{Mask: policy.Facts(policy.LeaseFactRecordFree | policy.LeaseFactHolderDead), Want: policy.Facts(policy.LeaseFactHolderDead)}, Outputs: policy.Outputs(policy.LeaseOutputClaim), To: policy.StateID(LeaseAcquiring), Internal: true, Line: 88},
+		{From: policy.StateID(LeaseAcquiring), Trigger: policy.TriggerID(policy.LeaseLoaded), Guard: policy.Guard{Mask: policy.Facts(policy.LeaseFactRecordFree | policy.LeaseFactHolderDead | policy.LeaseFactTtlElapsed), Want: policy.Facts(policy.LeaseFactTtlElapsed)}, Outputs: policy.Outputs(policy.LeaseOutputClaim), To: policy.StateID(LeaseAcquiring), Internal: true, Line: 89},
+		{From: policy.StateID(LeaseAcquiring), Trigger: policy.TriggerID(policy.LeaseLoaded), Guard: policy.Guard{Mask: policy.Facts(policy.LeaseFactRecordFree | policy.LeaseFactHolderDead | policy.LeaseFactTtlElapsed)}, Outputs: policy.Outputs(policy.LeaseOutputHeldError), To: policy.StateID(LeaseIdle), Line: 90},
+		{From: policy.StateID(LeaseAcquiring), Trigger: policy.TriggerID(policy.LeaseSaved), Outputs: policy.Outputs(policy.LeaseOutputArmDeadline | policy.LeaseOutputScheduleRenew | policy.LeaseOutputAcquired), To: policy.StateID(LeaseHeld), Line: 91},
+		{From: policy.StateID(LeaseAcquiring), Trigger: policy.TriggerID(policy.LeaseConflict), Outputs: policy.Outputs(policy.LeaseOutputLoad), To: policy.StateID(LeaseAcquiring), Internal: true, Line: 92},
+		{From: policy.StateID(LeaseAcquiring), Trigger: policy.TriggerID(policy.LeaseRepoFailed), Outputs: policy.Outputs(policy.LeaseOutputRepoError), To: policy.StateID(LeaseIdle), Line: 93},
+		{From: policy.StateID(LeaseHeld), Trigger: policy.TriggerID(policy.LeaseRenewDue), Outputs: policy.Outputs(policy.LeaseOutputRenew), To: policy.StateID(LeaseRenewing), Line: 98},
+		{From: policy.StateID(LeaseRenewing), Trigger: policy.TriggerID(policy.LeaseSaved), Outputs: policy.Outputs(policy.LeaseOutputArmDeadline | policy.LeaseOutputScheduleRenew), To: policy.StateID(LeaseHeld), Line: 99},
+		{From: policy.StateID(LeaseRenewing), Trigger: policy.TriggerID(policy.LeaseRepoFailed), Outputs: policy.Outputs(policy.LeaseOutputScheduleRetry), To: policy.StateID(LeaseHeld), Line: 100},
+		{From: policy.StateID(LeaseRenewing), Trigger: policy.TriggerID(policy.LeaseConflict), Outputs: policy.Outputs(policy.LeaseOutputDeclareLost), To: policy.StateID(LeaseLost), Line: 101},
+		{From: policy.StateID(LeaseHeld), Trigger: policy.TriggerID(policy.LeaseDeadlinePassed), Outputs: policy.Outputs(policy.LeaseOutputDeclareLost), To: policy.StateID(LeaseLost), Line: 102},
+		{From: policy.StateID(LeaseRenewing), Trigger: policy.TriggerID(policy.LeaseDeadlinePassed), Outputs: policy.Outputs(policy.LeaseOutputDeclareLost), To: policy.StateID(LeaseLost), Line: 103},
+		{From: policy.StateID(LeaseHeld), Trigger: policy.TriggerID(policy.LeaseFenceTaken), Guard: policy.Guard{Mask: policy.Facts(policy.LeaseFactRecordOurs), Want: policy.Facts(policy.LeaseFactRecordOurs)}, Outputs: policy.Outputs(policy.LeaseOutputRunFenced), To: policy.StateID(LeaseHeld), Internal: true, Line: 108},
+		{From: policy.StateID(LeaseHeld), Trigger: policy.TriggerID(policy.LeaseFenceTaken), Guard: policy.Guard{Mask: policy.Facts(policy.LeaseFactRecordOurs)}, Outputs: policy.Outputs(policy.LeaseOutputDeclareLost | policy.LeaseOutputRefuseFenced), To: policy.StateID(LeaseLost), Line: 109},
+		{From: policy.StateID(LeaseRenewing), Trigger: policy.TriggerID(policy.LeaseFenceTaken), Guard: policy.Guard{Mask: policy.Facts(policy.LeaseFactRecordOurs), Want: policy.Facts(policy.LeaseFactRecordOurs)}, Outputs: policy.Outputs(policy.LeaseOutputRunFenced), To: policy.StateID(LeaseRenewing), Internal: true, Line: 110},
+		{From: policy.StateID(LeaseRenewing), Trigger: policy.TriggerID(policy.LeaseFenceTaken), Guard: policy.Guard{Mask: policy.Facts(policy.LeaseFactRecordOurs)}, Outputs: policy.Outputs(policy.LeaseOutputDeclareLost | policy.LeaseOutputRefuseFenced), To: policy.StateID(LeaseLost), Line: 111},
+		{From: policy.StateID(LeaseLost), Trigger: policy.TriggerID(policy.LeaseFenceTaken), Outputs: policy.Outputs(policy.LeaseOutputRefuseFenced), To: policy.StateID(LeaseLost), Internal: true, Line: 112},
+		{From: policy.StateID(LeaseReleasing), Trigger: policy.TriggerID(policy.LeaseFenceTaken), Outputs: policy.Outputs(policy.LeaseOutputRefuseFenced), To: policy.StateID(LeaseReleasing), Internal: true, Line: 113},
+		{From: policy.StateID(LeaseReleased), Trigger: policy.TriggerID(policy.LeaseFenceTaken), Outputs: policy.Outputs(policy.LeaseOutputRefuseFenced), To: policy.StateID(LeaseReleased), Internal: true, Line: 114},
+		{From: policy.StateID(LeaseHeld), Trigger: policy.TriggerID(policy.LeaseRelease), Outputs: policy.Outputs(policy.LeaseOutputLoad), To: policy.StateID(LeaseReleasing), Line: 119},
+		{From: policy.StateID(LeaseLost), Trigger: policy.TriggerID(policy.LeaseRelease), Outputs: policy.Outputs(policy.LeaseOutputLoad), To: policy.StateID(LeaseReleasing), Line: 120},
+		{From: policy.StateID(LeaseReleasing), Trigger: policy.TriggerID(policy.LeaseLoaded), Guard: policy.Guard{Mask: policy.Facts(policy.LeaseFactRecordOurs), Want: policy.Facts(policy.LeaseFactRecordOurs)}, Outputs: policy.Outputs(policy.LeaseOutputTombstone), To: policy.StateID(LeaseReleasing), Internal: true, Line: 121},
+		{From: policy.StateID(LeaseReleasing), Trigger: policy.TriggerID(policy.LeaseLoaded), Guard: policy.Guard{Mask: policy.Facts(policy.LeaseFactRecordOurs)}, Outputs: policy.Outputs(policy.LeaseOutputStopTimers | policy.LeaseOutputEndHandle), To: policy.StateID(LeaseReleased), Line: 122},
+		{From: policy.StateID(LeaseReleasing), Trigger: policy.TriggerID(policy.LeaseSaved), Outputs: policy.Outputs(policy.LeaseOutputStopTimers | policy.LeaseOutputEndHandle), To: policy.StateID(LeaseReleased), Line: 123},
+		{From: policy.StateID(LeaseReleasing), Trigger: policy.TriggerID(policy.LeaseConflict), Outputs: policy.Outputs(policy.LeaseOutputLoad), To: policy.StateID(LeaseReleasing), Internal: true, Line: 124},
+		{From: policy.StateID(LeaseReleasing), Trigger: policy.TriggerID(policy.LeaseRepoFailed), Outputs: policy.Outputs(policy.LeaseOutputStopTimers | policy.LeaseOutputRepoError | policy.LeaseOutputEndHandle), To: policy.StateID(LeaseReleased), Line: 125},
+		{From: policy.StateID(LeaseReleasing), Trigger: policy.TriggerID(policy.LeaseDeadlinePassed), Outputs: policy.Outputs(policy.LeaseOutputDeclareLost), To: policy.StateID(LeaseReleasing), Internal: true, Line: 126},
 	},
 	Ignores: []policy.Pair{
 		{State: policy.StateID(LeaseLost), Trigger: policy.TriggerID(policy.LeaseSaved)},

@@ -23,6 +23,10 @@ var testFamilies = map[string]policy.Family{
 		Triggers: []policy.Word{{Name: "On", Doc: "On turns the lamp on."}, {Name: "Off", Doc: "Off turns it off."}, {Name: "Tick", Doc: "Tick is the clock."}},
 		Facts:    []policy.Word{{Name: "powered", Doc: "powered: mains power is present."}},
 		Outputs:  []policy.Word{{Name: "light", Doc: "light lights the lamp."}, {Name: "dark", Doc: "dark darkens it."}, {Name: "beep", Doc: "beep sounds once."}},
+		Properties: []policy.Property{
+			{Name: "noFlicker", Invariant: "the lamp never flickers", Doc: "The lamp changes at most once a tick."},
+			{Name: "answersOn", Invariant: "on lights the lamp", Doc: "On with power lights the lamp.", Guarantee: true},
+		},
 	},
 }
 

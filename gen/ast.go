@@ -28,6 +28,9 @@ type Spec struct {
 	Outputs      []Decl
 	Rows         []RowDecl
 	Dispositions []Disposition
+	// Waivers are the `waive guarantee` lines: guarantees of the family
+	// that the policy gives up, each with its doc saying why.
+	Waivers []Decl
 }
 
 // MachineDecl is the `machine Name [family name]` line.

@@ -28,6 +28,9 @@ func (e *emitter) emitTable() {
 	e.p.line("},")
 	e.emitPairs("Ignores", t.Ignores)
 	e.emitPairs("Rejects", t.Rejects)
+	if len(t.Waived) > 0 {
+		e.emitWords("Waived", t.Waived)
+	}
 	e.p.line("}")
 }
 

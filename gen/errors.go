@@ -22,6 +22,7 @@ const (
 	KindFamily                           // a family spec's vocabulary differs from its family
 	KindLimit                            // more states, triggers, facts or outputs than policy IDs hold
 	KindUnused                           // a declared name that nothing uses
+	KindWaiver                           // a waive line that names no guarantee of the spec's family
 )
 
 var kindNames = [...]string{
@@ -36,6 +37,7 @@ var kindNames = [...]string{
 	KindFamily:           "family",
 	KindLimit:            "limit",
 	KindUnused:           "unused",
+	KindWaiver:           "waiver",
 }
 
 // String returns the kind's name, as used in the golden files.

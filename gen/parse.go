@@ -8,7 +8,7 @@ import (
 // keywords may not be used as names, so that every line has one reading.
 var keywords = map[string]bool{
 	"machine": true, "family": true, "trigger": true, "fact": true, "output": true,
-	"state": true, "initial": true, "ignore": true, "reject": true,
+	"state": true, "initial": true, "ignore": true, "reject": true, "waive": true,
 }
 
 // Parse parses the spec in src. file names it in errors (as given, so a
@@ -82,6 +82,8 @@ func (p *parser) parseStatement(l *lineParser, doc string) {
 		p.spec.Facts = append(p.spec.Facts, Decl{Name: l.name("fact name"), Doc: doc})
 	case "output":
 		p.spec.Outputs = append(p.spec.Outputs, Decl{Name: l.name("output name"), Doc: doc})
+	case "waive":
+		p.spec.Waivers = append(p.spec.Waivers, Decl{Name: l.name("guarantee name"), Doc: doc})
 	default:
 		p.parseRule(l, l.ident(first))
 		return

@@ -2,6 +2,7 @@ package gen
 
 import (
 	"path/filepath"
+	"strings"
 
 	"github.com/rivus/collab/policy"
 )
@@ -42,6 +43,7 @@ type validator struct {
 	lookup FamilyLookup
 	errs   errorSink
 	table  *policy.Table
+	family *policy.Family // nil outside a family, or for an unknown one
 
 	states   symbols
 	triggers symbols
@@ -69,7 +71,7 @@ type symbols struct {
 func (v *validator) run() (*policy.Table, error) {
 	m := v.spec.Machine
 	v.table = &policy.Table{Name: m.Name.Name, Doc: m.Doc, Family: m.Family.Name, Spec: filepath.Base(v.spec.File)}
-	steps := []func(){v.declare, v.checkGoNames, v.checkLimits, v.checkInitial, v.resolveRows, v.resolveDispositions}
+	steps := []func(){v.declare, v.checkGoNames, v.checkLimits, v.checkInitial, v.resolveRows, v.resolveDispositions, v.resolveWaivers}
 	for _, step := range steps {
 		step()
 	}
@@ -102,6 +104,7 @@ func (v *validator) declare() {
 			fam = &family
 		}
 	}
+	v.family = fam
 	var famTriggers, famFacts, famOutputs []policy.Word
 	if fam != nil {
 		famTriggers, famFacts, famOutputs = fam.Triggers, fam.Facts, fam.Outputs
@@ -248,5 +251,38 @@ func (v *validator) checkInitial() {
 	}
 	if first == nil {
 		v.errs.add(v.spec.Machine.Name.Pos, KindInitial, "no initial state: mark exactly one state `initial`")
+	}
+}
+
+// resolveWaivers checks that each waive line names a guarantee of the
+// spec's family, once, and lists it in the table with its reason. Safety
+// properties cannot be waived: the runtime's promises rest on them.
+func (v *validator) resolveWaivers() {
+	seen := map[string]int{}
+	for _, w := range v.spec.Waivers {
+		name := w.Name.Name
+		if line, dup := seen[name]; dup {
+			v.errs.add(w.Name.Pos, KindDuplicate, "guarantee %s waived twice (first at line %d)", name, line)
+			continue
+		}
+		seen[name] = w.Name.Pos.Line
+		if v.spec.Machine.Family.Name == "" {
+			v.errs.add(w.Name.Pos, KindWaiver, "waive %s: only a family's policy can waive a guarantee, since only a family's world checks them", name)
+			continue
+		}
+		if v.family == nil {
+			continue // the unknown family is reported already
+		}
+		p, ok := v.family.Property(name)
+		switch {
+		case !ok:
+			v.errs.add(w.Name.Pos, KindWaiver, "family %s has no property %s; its guarantees are %s", v.family.Name, name, strings.Join(v.family.Guarantees(), ", "))
+		case !p.Guarantee:
+			v.errs.add(w.Name.Pos, KindWaiver, "%s (%q) is a safety property of family %s, which no policy may waive; its guarantees are %s", name, p.Invariant, v.family.Name, strings.Join(v.family.Guarantees(), ", "))
+		case w.Doc == "":
+			v.errs.add(w.Name.Pos, KindWaiver, "waive %s has no doc comment: say on the line above (##) why the policy gives it up", name)
+		default:
+			v.table.Waived = append(v.table.Waived, policy.Word{Name: name, Doc: w.Doc})
+		}
 	}
 }

@@ -227,6 +227,8 @@ func (m *Manager) checkFactsLocked(h *Lease, c *monitoredCall, f policy.Facts) s
 	case free:
 		delete(m.mon.seen, h.key)
 		return ""
+	case f.Has(policy.LeaseFactHolderLocal) == (m.p.Process.Judge(rec.Holder).Liveness == platform.Remote):
+		return fmt.Sprintf("holderLocal is %v for holder %v, whom the platform judges %v", f.Has(policy.LeaseFactHolderLocal), rec.Holder, m.p.Process.Judge(rec.Holder).Liveness)
 	}
 	// The manager's reading of its clock lies between the end of the read
 	// and now: bound the time since the sighting both ways.

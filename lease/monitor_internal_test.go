@@ -151,6 +151,11 @@ func TestMonitorEdgeNamesEachBrokenDuty(t *testing.T) {
 	defer m.Close()
 	other := store.Snapshot{Generation: 2, Holder: platform.Identity{Host: "h", PID: 7}, TTL: time.Second}
 	fired := func(out policy.Outputs) policy.Result { return policy.Result{Verdict: policy.Fired, Outputs: out} }
+	self, err := m.p.Process.Self()
+	if err != nil {
+		t.Fatal(err)
+	}
+	here := store.Snapshot{Generation: 2, Holder: self, TTL: time.Second}
 	for _, tt := range []struct {
 		name  string
 		h     handleNotes
@@ -174,6 +179,12 @@ func TestMonitorEdgeNamesEachBrokenDuty(t *testing.T) {
 		{"a live holder judged dead", handleNotes{mon: leaseMonitor{answered: monitoredCall{answer: answerLoaded, ok: true,
 			rec: store.Record{Revision: 4, Snapshot: other}}}},
 			policy.LeaseLoaded, policy.LeaseFactHolderDead, fired(policy.LeaseOutputClaim), "holderDead given for holder"},
+		{"a holder elsewhere judged local", handleNotes{mon: leaseMonitor{answered: monitoredCall{answer: answerLoaded, ok: true,
+			rec: store.Record{Revision: 4, Snapshot: other}}}},
+			policy.LeaseLoaded, policy.LeaseFactHolderLocal, fired(policy.LeaseOutputHeldError), "holderLocal is true for holder"},
+		{"a holder here judged elsewhere", handleNotes{mon: leaseMonitor{answered: monitoredCall{answer: answerLoaded, ok: true,
+			rec: store.Record{Revision: 4, Snapshot: here}}}},
+			policy.LeaseLoaded, 0, fired(policy.LeaseOutputHeldError), "holderLocal is false for holder"},
 		{"silence before the TTL", handleNotes{key: "k", mon: leaseMonitor{answered: monitoredCall{answer: answerLoaded, ok: true,
 			rec: store.Record{Revision: 4, Snapshot: other}}}},
 			policy.LeaseLoaded, policy.LeaseFactTtlElapsed, fired(policy.LeaseOutputClaim), "ttlElapsed given"},

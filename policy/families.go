@@ -21,6 +21,45 @@ type Family struct {
 	Triggers []Word
 	Facts    []Word
 	Outputs  []Word
+	// Properties are what the family's world (package worldmodel)
+	// checks of every policy: the safety properties, which every policy
+	// keeps, then the guarantees, which a spec may waive.
+	Properties []Property
+}
+
+// Property is one invariant of a family's world. Name is the word a
+// spec's waive line uses; Invariant is how a violation names it.
+type Property struct {
+	Name      string
+	Invariant string
+	Doc       string
+	// Guarantee says a policy may waive it: a promise of service
+	// (a free key can be acquired, a wake is served) that a policy may
+	// trade for safety or for a cheaper runtime. The others are safety,
+	// which no policy of the family may give up.
+	Guarantee bool
+}
+
+// Guarantees returns the names of f's properties that a policy may waive.
+func (f Family) Guarantees() []string {
+	var names []string
+	for _, p := range f.Properties {
+		if p.Guarantee {
+			names = append(names, p.Name)
+		}
+	}
+	return names
+}
+
+// Property returns f's property named name (a spec's word, or a
+// violation's Invariant).
+func (f Family) Property(name string) (Property, bool) {
+	for _, p := range f.Properties {
+		if p.Name == name || p.Invariant == name {
+			return p, true
+		}
+	}
+	return Property{}, false
 }
 
 // LookupFamily returns the family named name ("lane", "lease" or "turn").
@@ -49,6 +88,7 @@ func (f Family) clone() Family {
 	f.Triggers = slices.Clone(f.Triggers)
 	f.Facts = slices.Clone(f.Facts)
 	f.Outputs = slices.Clone(f.Outputs)
+	f.Properties = slices.Clone(f.Properties)
 	return f
 }
 
@@ -95,6 +135,22 @@ var laneFamily = Family{
 		{"coalesced", "coalesced: Wake returns Coalesced."},
 		{"queueFull", "queueFull: Wake returns ErrQueueFull."},
 	},
+	Properties: []Property{
+		{"runtimeSteps", "the runtime can carry out every step", "The policy handles every trigger where the runtime fires it, answers each Wake once, and asks only for what the runtime can do there.", false},
+		{"nothingAfterClose", "nothing starts after close", "No activation starts once Close has been fired.", false},
+		{"activationsServeWakes", "every activation serves a wake", "An activation starts only for a successful wake that it serves.", false},
+		{"longestWaitingFirst", "a freed slot goes to the longest-waiting lane", "A freed slot goes to the lane at the head of the queue.", false},
+		{"truthfulAnswers", "wake answers truthfully", "Wake's answer says what the runtime did: started, queued, coalesced into an owed activation, or refused.", false},
+		{"droppedReported", "dropped wakes are reported interrupted", "An owed activation that cancel or close drops before it starts is reported to OnExit as interrupted, once.", false},
+		{"interrupts", "cancel, close and timeout interrupt the activation", "Cancel, Close and the turn timeout cancel the running activation's context.", false},
+		{"onePerKey", "at most one activation per key", "At most one activation of a key runs at a time.", false},
+		{"maxConcurrent", "at most MaxConcurrent running", "At most MaxConcurrent activations run at once.", false},
+		{"maxQueued", "at most MaxQueued waiting", "Queued lanes plus reserved places never exceed MaxQueued.", false},
+		{"slotsHeld", "a slot is held exactly while its activation runs", "A slot is taken by each activation that starts and given back when it ends.", false},
+		{"queuePlaces", "queue places belong to owed wakes", "A lane holds a queue place only for a wake it owes.", false},
+		{"entries", "a lane has an entry exactly while it holds something", "The runtime's map keeps a lane exactly while it runs, waits or owes, so idle keys cost nothing.", false},
+		{"wakesServed", "every successful wake is served", "Every wake answered started, queued or coalesced is served by an activation that starts after it, unless cancel or close drops it.", true},
+	},
 }
 
 // leaseFamily is the vocabulary of one lease handle in package lease.
@@ -121,6 +177,7 @@ var leaseFamily = Family{
 		{"holderDead", "holderDead: the record's holder shares this process table and is proven dead."},
 		{"ttlElapsed", "ttlElapsed: TTL has passed on this manager's own monotonic clock since it first saw this record revision."},
 		{"recordOurs", "recordOurs: the record still holds this handle's generation."},
+		{"holderLocal", "holderLocal: the record's holder shares this process table (so its process can be judged); one on another process table (another host or boot, another pid namespace) is judged by the TTL alone."},
 	},
 	Outputs: []Word{
 		{"stopTimers", "stopTimers stops the renewal and deadline timers."},
@@ -138,6 +195,22 @@ var leaseFamily = Family{
 		{"heldError", "heldError: Acquire returns a *HeldError naming the live holder."},
 		{"repoError", "repoError: the pending call (Acquire or Close) returns a *RepositoryError."},
 		{"endHandle", "endHandle ends the handle: fenced work still running is cancelled and Close returns."},
+	},
+	Properties: []Property{
+		{"handledTriggers", "no rejected trigger", "The policy handles every trigger where the manager fires it.", false},
+		{"runtimeOutputs", "outputs the runtime can carry out", "The policy asks only for outputs the manager can carry out where it asks for them.", false},
+		{"generationGrows", "generation never decreases", "A write never lowers the record's generation.", false},
+		{"generationFresh", "generation never repeats", "A claim never writes a generation an earlier claim wrote.", false},
+		{"fencedCurrent", "fenced work starts with the current generation", "Fenced work starts only while the record holds the handle's generation.", false},
+		{"noWorkAfterLoss", "lost holder starts no fenced work", "A handle that declared the lease lost never starts fenced work.", false},
+		{"fencedApart", "fenced sections never overlap", "Fenced work of two generations of a key never runs at once.", false},
+		{"noEarlyTakeover", "no takeover before the holder's deadline", "A claim never replaces a holder that still holds the lease before its deadline, unless the holder's clock lagged.", false},
+		{"lossAtDeadline", "holder declares loss at its deadline", "A holder that reaches its deadline declares the lease lost.", false},
+		{"lossOnConflict", "holder declares loss on a renewal's conflict", "A renewal that meets a revision conflict ends the lease.", false},
+		{"freeKeyAcquired", "free key acquirable", "An acquisition that finds the key free (no record, or a tombstone) claims it.", true},
+		{"deadHolderTakenOver", "key of a dead holder acquirable", "An acquisition that finds the holder proven dead on this process table claims the key.", true},
+		{"silentLocalTakenOver", "key of a silent holder on this process table acquirable", "An acquisition that finds a holder on this process table silent for the TTL (alive but paused, stuck, or not to be inspected) claims the key.", true},
+		{"silentRemoteTakenOver", "key of a silent holder on another process table acquirable", "An acquisition that finds a holder on another process table (another host or boot, another pid namespace) silent for the TTL claims the key.", true},
 	},
 }
 
@@ -179,4 +252,35 @@ var turnFamily = Family{
 		{"returnError", "returnError: the call returns the attempt's error."},
 		{"returnCause", "returnCause: the call returns the context's cause."},
 	},
+	Properties: []Property{
+		{"noPanic", "runtime never panics", "The registry can carry out every step: no rejected trigger, no output it cannot do there.", false},
+		{"oneAtLock", "one task at the lock", "At most one task of the process attempts or holds the lock.", false},
+		{"queueListed", "queue lists its waiters", "The queue holds exactly the tasks that wait in it.", false},
+		{"turnPassed", "turn passed on", "A task that lets go of the turn passes it to the next waiter.", false},
+		{"lockHeld", "lock held by its call", "A call that returns the lock holds it, and only then.", false},
+		{"callsReturn", "call returns a lock or an error", "Every call returns, with the lock, a *HeldError, the attempt's error or the context's cause.", false},
+		{"abortKeepsOrder", "abort leaves the queue in order", "A task that aborts leaves the others' order unchanged.", false},
+		{"arrivalOrder", "arrival order", "Waiters are served in the order they arrived.", true},
+		{"heldAtOnce", "no wait: held at once", "Without the wait option, a task that finds the lock busy in the process gets a *HeldError at once.", true},
+	},
+}
+
+// Guarantees splits the guarantees of p's family into those p keeps and
+// those its spec waives (Table.Waived); both are nil for a policy of no
+// family.
+func Guarantees(p Policy) (kept, waived []Property) {
+	f, ok := LookupFamily(p.Family())
+	if !ok {
+		return nil, nil
+	}
+	for _, prop := range f.Properties {
+		switch {
+		case !prop.Guarantee:
+		case p.Table().Waives(prop.Name):
+			waived = append(waived, prop)
+		default:
+			kept = append(kept, prop)
+		}
+	}
+	return kept, waived
 }

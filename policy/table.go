@@ -18,6 +18,21 @@ type Table struct {
 	Rows    []Row
 	Ignores []Pair // triggers ignored in a state
 	Rejects []Pair // triggers rejected in a state
+
+	// Waived are the guarantees of the family (Family.Properties) that
+	// the policy gives up, each with the spec's reason as its Doc: the
+	// family's world checks every other property.
+	Waived []Word
+}
+
+// Waives reports whether the policy gives up the guarantee named name.
+func (t *Table) Waives(name string) bool {
+	for _, w := range t.Waived {
+		if w.Name == name {
+			return true
+		}
+	}
+	return false
 }
 
 // Row is one transition of a table.

@@ -78,6 +78,8 @@ const (
 	LeaseFactTtlElapsed Facts = 1 << 2
 	// recordOurs: the record still holds this handle's generation.
 	LeaseFactRecordOurs Facts = 1 << 3
+	// holderLocal: the record's holder shares this process table (so its process can be judged); one on another process table (another host or boot, another pid namespace) is judged by the TTL alone.
+	LeaseFactHolderLocal Facts = 1 << 4
 	// stopTimers stops the renewal and deadline timers.
 	LeaseOutputStopTimers Outputs = 1 << 0
 	// load reads the key's record; the result fires Loaded or RepoFailed.

@@ -2,6 +2,7 @@ package worldmodel
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/rivus/collab/modelcheck"
@@ -17,7 +18,7 @@ func (m *laneModel) invariants() []modelcheck.Invariant[LaneWorld] {
 		laneInvAnswer, laneInvReport, laneInvInterrupt} {
 		invs = append(invs, modelcheck.Invariant[LaneWorld]{Name: name, Check: m.eventCheck(name)})
 	}
-	return append(invs,
+	invs = append(invs,
 		modelcheck.Invariant[LaneWorld]{Name: laneInvOne, Check: m.checkOne},
 		modelcheck.Invariant[LaneWorld]{Name: laneInvConcurrent, Check: m.checkConcurrent},
 		modelcheck.Invariant[LaneWorld]{Name: laneInvQueued, Check: m.checkQueued},
@@ -26,6 +27,7 @@ func (m *laneModel) invariants() []modelcheck.Invariant[LaneWorld] {
 		modelcheck.Invariant[LaneWorld]{Name: laneInvPlaces, Check: m.checkPlaces},
 		modelcheck.Invariant[LaneWorld]{Name: laneInvEntries, Check: m.checkEntries},
 	)
+	return slices.DeleteFunc(invs, func(inv modelcheck.Invariant[LaneWorld]) bool { return waives(m.p, laneFamily, inv.Name) })
 }
 
 // eventCheck returns the check of the event invariant name: it fails when

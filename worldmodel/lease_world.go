@@ -149,7 +149,9 @@ import (
 // before its deadline (package lease's renewal rule: the holder declares
 // itself lost before any observer may take over), unless its clock lagged; an acquisition
 // that finds the key free, its holder proven dead, or its revision silent
-// for TTL claims it; and a handle that gets DeadlinePassed, or Conflict
+// for TTL (on this process table, or on another) claims it, each a
+// guarantee that a policy may waive (Table.Waived), whose refusals the
+// world then lets pass; and a handle that gets DeadlinePassed, or Conflict
 // on a renewal, while it holds declares itself lost: the conflict proves
 // the record moved past the holder's last write, and a holder that kept
 // renewing over it would learn of a takeover only at its deadline. The properties of a single move are judged in Next
@@ -346,9 +348,14 @@ const (
 	leaseInvLostWork = "lost holder starts no fenced work"
 	leaseInvOverlap  = "fenced sections never overlap"
 	leaseInvEarly    = "no takeover before the holder's deadline"
-	leaseInvRefused  = "key of a dead or silent holder acquirable"
-	leaseInvDeadline = "holder declares loss at its deadline"
-	leaseInvConflict = "holder declares loss on a renewal's conflict"
+	// The guarantees a policy may waive: an acquisition that finds the
+	// key in one of these cases claims it.
+	leaseInvFree         = "free key acquirable"
+	leaseInvDead         = "key of a dead holder acquirable"
+	leaseInvSilentLocal  = "key of a silent holder on this process table acquirable"
+	leaseInvSilentRemote = "key of a silent holder on another process table acquirable"
+	leaseInvDeadline     = "holder declares loss at its deadline"
+	leaseInvConflict     = "holder declares loss on a renewal's conflict"
 )
 
 var leaseFaultNames = [leaseFaultCount]string{
@@ -359,7 +366,7 @@ var leaseFaultNames = [leaseFaultCount]string{
 	leaseFaultStale:     leaseInvStale,
 	leaseFaultLostWork:  leaseInvLostWork,
 	leaseFaultEarly:     leaseInvEarly,
-	leaseFaultRefused:   leaseInvRefused,
+	leaseFaultRefused:   "", // one invariant per guarantee (refusals)
 	leaseFaultDeadline:  leaseInvDeadline,
 	leaseFaultConflict:  leaseInvConflict,
 }

@@ -13,6 +13,9 @@ import (
 func (m *leaseModel) invariants() []modelcheck.Invariant[LeaseWorld] {
 	invs := []modelcheck.Invariant[LeaseWorld]{{Name: leaseInvOverlap, Check: m.overlap}}
 	for f := leaseFaultRejected; f < leaseFaultCount; f++ {
+		if f == leaseFaultRefused {
+			continue
+		}
 		invs = append(invs, modelcheck.Invariant[LeaseWorld]{
 			Name: leaseFaultNames[f],
 			Check: func(w LeaseWorld) error {
@@ -24,8 +27,55 @@ func (m *leaseModel) invariants() []modelcheck.Invariant[LeaseWorld] {
 			},
 		})
 	}
+	for _, g := range refusals {
+		if m.waived(g.invariant) {
+			continue
+		}
+		invs = append(invs, modelcheck.Invariant[LeaseWorld]{
+			Name: g.invariant,
+			Check: func(w LeaseWorld) error {
+				if w.fault() != leaseFaultRefused {
+					return nil
+				}
+				v := w.unpack()
+				if m.brokenGuarantee(policy.Facts(v.faultArg)) != g.invariant {
+					return nil
+				}
+				return m.faultError(&v)
+			},
+		})
+	}
 	return invs
 }
+
+// refusals are the lease family's guarantees, in the order a refusal is
+// blamed on them: each names the facts (of the world's truth) under which
+// an acquisition must claim.
+var refusals = []struct {
+	invariant  string
+	mask, want policy.Facts
+}{
+	{leaseInvFree, policy.LeaseFactRecordFree, policy.LeaseFactRecordFree},
+	{leaseInvDead, policy.LeaseFactHolderDead, policy.LeaseFactHolderDead},
+	{leaseInvSilentLocal, policy.LeaseFactTtlElapsed | policy.LeaseFactHolderLocal, policy.LeaseFactTtlElapsed | policy.LeaseFactHolderLocal},
+	{leaseInvSilentRemote, policy.LeaseFactTtlElapsed | policy.LeaseFactHolderLocal, policy.LeaseFactTtlElapsed},
+}
+
+// brokenGuarantee returns the invariant of the first guarantee the
+// policy keeps that obliges an acquisition that found truth to claim, or
+// "" when none does.
+func (m *leaseModel) brokenGuarantee(truth policy.Facts) string {
+	for _, g := range refusals {
+		if truth&g.mask == g.want && !m.waived(g.invariant) {
+			return g.invariant
+		}
+	}
+	return ""
+}
+
+// waived reports whether the policy waives the guarantee whose
+// invariant is inv.
+func (m *leaseModel) waived(inv string) bool { return waives(m.p, leaseFamily, inv) }
 
 // overlap requires that fenced work of different generations of one key
 // never runs at once. The fence should see to it; the invariant checks
@@ -85,8 +135,10 @@ func leaseAbandonedWords(f policy.Facts) string {
 		return "the key free"
 	case f&policy.LeaseFactHolderDead != 0:
 		return "the holder's process dead"
+	case f&policy.LeaseFactHolderLocal != 0:
+		return "the holder, on its process table, silent for the TTL since its manager first saw the revision"
 	}
-	return "the holder silent for the TTL since its manager first saw the revision"
+	return "the holder, on another process table, silent for the TTL since its manager first saw the revision"
 }
 
 func leaseTriggerName(t uint8) string { return leaseFamily.TriggerName(policy.TriggerID(t)) }

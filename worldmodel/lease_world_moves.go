@@ -359,7 +359,7 @@ func (m *leaseModel) loaded(w *leaseVars, i int) {
 		truth = m.truth(w, i)
 	}
 	s := leasestep.Answered(m.p, leaseEnv{m, w, i, false}, &h.hs, leasestep.Answer{Result: leasestep.OK, Rec: m.record(w, i)})
-	if acquiring && truth != 0 && s.Outputs()&policy.LeaseOutputClaim == 0 {
+	if acquiring && m.brokenGuarantee(truth) != "" && s.Outputs()&policy.LeaseOutputClaim == 0 {
 		w.setFault(leaseFaultRefused, i, uint8(truth))
 	}
 }
@@ -375,8 +375,11 @@ func (m *leaseModel) truth(w *leaseVars, i int) policy.Facts {
 		return policy.LeaseFactRecordFree
 	}
 	var f policy.Facts
-	if k := int(r.by) - 1; w.h[k].flags&leaseCrashed != 0 && m.sameTable(i, k) {
-		f |= policy.LeaseFactHolderDead
+	if k := int(r.by) - 1; m.sameTable(i, k) {
+		f |= policy.LeaseFactHolderLocal
+		if w.h[k].flags&leaseCrashed != 0 {
+			f |= policy.LeaseFactHolderDead
+		}
 	}
 	if h.flags&(leaseSeen|leaseTTL) == leaseSeen|leaseTTL {
 		f |= policy.LeaseFactTtlElapsed

@@ -108,12 +108,12 @@ var leaseMutations = []struct {
 	{"lease-takeover-before-ttl.fsm", leaseInvEarly, 6},
 	{"lease-tombstone-successor.fsm", leaseInvGenBack, 11},
 	{"lease-lost-runs-fenced.fsm", leaseInvLostWork, 5},
-	{"lease-dead-holder-held.fsm", leaseInvRefused, 6},
+	{"lease-dead-holder-held.fsm", leaseInvDead, 6},
 	{"lease-deadline-ignored.fsm", leaseInvDeadline, 4},
 	{"lease-lost-rejects-fence.fsm", leaseInvRejected, 5},
 	{"lease-renew-reloads.fsm", leaseInvOutputs, 4},
 	{"lease-renew-conflict-retried.fsm", leaseInvConflict, 7},
-	{"lease-silent-holder-held.fsm", leaseInvRefused, 7},
+	{"lease-silent-holder-held.fsm", leaseInvSilentLocal, 7},
 }
 
 // TestLeaseWorldCatchesMutations checks that every seeded bug is caught by

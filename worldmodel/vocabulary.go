@@ -5,9 +5,18 @@ import "github.com/rivus/collab/policy"
 // The families' vocabularies, for the names of triggers, facts and outputs
 // in traces and reasons.
 var (
+	laneFamily  = family("lane")
 	leaseFamily = family("lease")
 	turnFamily  = family("turn")
 )
+
+// waives reports whether p gives up the guarantee of fam whose invariant
+// is inv: its world then neither checks it nor stops at a world that
+// breaks it.
+func waives(p policy.Policy, fam policy.Family, inv string) bool {
+	prop, ok := fam.Property(inv)
+	return ok && prop.Guarantee && p.Table().Waives(prop.Name)
+}
 
 func family(name string) policy.Family {
 	f, ok := policy.LookupFamily(name)

@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"runtime"
+	"strings"
 	"time"
 
 	"github.com/rivus/collab/fsm"
@@ -71,8 +72,10 @@ type checker struct {
 	status         int
 }
 
-// check checks p at the default bounds, or beyond them with --larger.
+// check checks p at the default bounds, or beyond them with --larger,
+// after saying which guarantees of its family it keeps and waives.
 func (c *checker) check(p policy.Policy) {
+	c.guarantees(p)
 	if !c.larger {
 		c.show(worldmodel.CheckPolicy(p, c.opts))
 		return
@@ -98,5 +101,28 @@ func (c *checker) show(rep worldmodel.CheckReport, err error) {
 	if rep.Verdict != modelcheck.Passed {
 		fmt.Fprint(c.stdout, rep.Trace)
 		c.status = 1
+	}
+}
+
+// guarantees prints the guarantees p keeps and those its spec waives,
+// with the spec's reason; the safety properties every policy keeps go
+// unsaid.
+func (c *checker) guarantees(p policy.Policy) {
+	kept, waived := policy.Guarantees(p)
+	if len(kept)+len(waived) == 0 {
+		return
+	}
+	fmt.Fprintf(c.stdout, "%s (family %s): the family's safety properties, and\n", p.Name(), p.Family())
+	for _, g := range kept {
+		fmt.Fprintf(c.stdout, "  keeps  %s: %s\n", g.Name, g.Doc)
+	}
+	for _, g := range waived {
+		why := ""
+		for _, w := range p.Table().Waived {
+			if w.Name == g.Name {
+				why = w.Doc
+			}
+		}
+		fmt.Fprintf(c.stdout, "  waives %s: %s\n         because: %s\n", g.Name, g.Doc, strings.ReplaceAll(why, "\n", " "))
 	}
 }

@@ -62,3 +62,30 @@ func TestCheckNamesASpecWithoutWorldModel(t *testing.T) {
 		t.Fatalf("exit %d, stdout %q, stderr %q", code, out, errOut)
 	}
 }
+
+// A policy that waives a guarantee passes, and the check says what it
+// keeps and what it waives, with the spec's reason.
+func TestCheckPrintsGuaranteesKeptAndWaived(t *testing.T) {
+	code, out, errOut := runCLI(t, "", "check", "../../examples/proofofdeath/lease.fsm")
+	if code != 0 || !lineHas(out, "keeps", "silentRemoteTakenOver") || !lineHas(out, "waives", "silentLocalTakenOver") ||
+		!lineHas(out, "because:", "only on proof of death") || !lineHas(out, "ProofLease", "passed") {
+		t.Fatalf("exit %d, stdout:\n%s\nstderr: %s", code, out, errOut)
+	}
+}
+
+// A spec that waives a safety property is refused, naming it.
+func TestCheckRefusesAWaivedSafetyProperty(t *testing.T) {
+	src, err := os.ReadFile("../../spec/lease.fsm")
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec := filepath.Join(t.TempDir(), "unsafe.fsm")
+	src = append(src, "## Faster without it.\nwaive fencedApart\n"...)
+	if err := os.WriteFile(spec, src, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, _, errOut := runCLI(t, "", "check", spec)
+	if code != 1 || !strings.Contains(errOut, "unsafe.fsm:") || !strings.Contains(errOut, `fencedApart ("fenced sections never overlap") is a safety property of family lease`) {
+		t.Fatalf("exit %d, stderr %q", code, errOut)
+	}
+}

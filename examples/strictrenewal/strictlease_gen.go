@@ -73,6 +73,7 @@ func _() {
 	_ = x[policy.LeaseFactHolderDead-1<<1]
 	_ = x[policy.LeaseFactTtlElapsed-1<<2]
 	_ = x[policy.LeaseFactRecordOurs-1<<3]
+	_ = x[policy.LeaseFactHolderLocal-1<<4]
 	_ = x[policy.LeaseOutputStopTimers-1<<0]
 	_ = x[policy.LeaseOutputLoad-1<<1]
 	_ = x[policy.LeaseOutputClaim-1<<2]
@@ -105,7 +106,7 @@ func StrictLeaseStep(s StrictLeaseState, t policy.TriggerID, f policy.Facts) Str
 	case StrictLeaseIdle:
 		switch t {
 		case policy.LeaseAcquire:
-			return StrictLeaseResult{Next: StrictLeaseAcquiring, Outputs: policy.LeaseOutputLoad, Verdict: policy.Fired} // lease.fsm:90
+			return StrictLeaseResult{Next: StrictLeaseAcquiring, Outputs: policy.LeaseOutputLoad, Verdict: policy.Fired} // lease.fsm:92
 		case policy.LeaseLoaded, policy.LeaseSaved, policy.LeaseConflict, policy.LeaseRepoFailed, policy.LeaseRenewDue, policy.LeaseDeadlinePassed, policy.LeaseFenceTaken, policy.LeaseRelease:
 			return StrictLeaseResult{Next: s, Verdict: policy.Rejected}
 		}
@@ -113,57 +114,57 @@ func StrictLeaseStep(s StrictLeaseState, t policy.TriggerID, f policy.Facts) Str
 		switch t {
 		case policy.LeaseLoaded:
 			switch {
-			case f&policy.LeaseFactRecordFree != 0: // lease.fsm:91
+			case f&policy.LeaseFactRecordFree != 0: // lease.fsm:93
 				return StrictLeaseResult{Next: s, Outputs: policy.LeaseOutputClaim, Verdict: policy.Fired}
-			case f&(policy.LeaseFactRecordFree|policy.LeaseFactHolderDead) == policy.LeaseFactHolderDead: // lease.fsm:92
+			case f&(policy.LeaseFactRecordFree|policy.LeaseFactHolderDead) == policy.LeaseFactHolderDead: // lease.fsm:94
 				return StrictLeaseResult{Next: s, Outputs: policy.LeaseOutputClaim, Verdict: policy.Fired}
-			case f&(policy.LeaseFactRecordFree|policy.LeaseFactHolderDead|policy.LeaseFactTtlElapsed) == policy.LeaseFactTtlElapsed: // lease.fsm:93
+			case f&(policy.LeaseFactRecordFree|policy.LeaseFactHolderDead|policy.LeaseFactTtlElapsed) == policy.LeaseFactTtlElapsed: // lease.fsm:95
 				return StrictLeaseResult{Next: s, Outputs: policy.LeaseOutputClaim, Verdict: policy.Fired}
-			case f&(policy.LeaseFactRecordFree|policy.LeaseFactHolderDead|policy.LeaseFactTtlElapsed) == 0: // lease.fsm:94
+			case f&(policy.LeaseFactRecordFree|policy.LeaseFactHolderDead|policy.LeaseFactTtlElapsed) == 0: // lease.fsm:96
 				return StrictLeaseResult{Next: StrictLeaseIdle, Outputs: policy.LeaseOutputHeldError, Verdict: policy.Fired}
 			}
 		case policy.LeaseSaved:
-			return StrictLeaseResult{Next: StrictLeaseHeld, Outputs: policy.LeaseOutputArmDeadline | policy.LeaseOutputScheduleRenew | policy.LeaseOutputAcquired, Verdict: policy.Fired} // lease.fsm:95
+			return StrictLeaseResult{Next: StrictLeaseHeld, Outputs: policy.LeaseOutputArmDeadline | policy.LeaseOutputScheduleRenew | policy.LeaseOutputAcquired, Verdict: policy.Fired} // lease.fsm:97
 		case policy.LeaseConflict:
-			return StrictLeaseResult{Next: s, Outputs: policy.LeaseOutputLoad, Verdict: policy.Fired} // lease.fsm:96
+			return StrictLeaseResult{Next: s, Outputs: policy.LeaseOutputLoad, Verdict: policy.Fired} // lease.fsm:98
 		case policy.LeaseRepoFailed:
-			return StrictLeaseResult{Next: StrictLeaseIdle, Outputs: policy.LeaseOutputRepoError, Verdict: policy.Fired} // lease.fsm:97
+			return StrictLeaseResult{Next: StrictLeaseIdle, Outputs: policy.LeaseOutputRepoError, Verdict: policy.Fired} // lease.fsm:99
 		case policy.LeaseAcquire, policy.LeaseRenewDue, policy.LeaseDeadlinePassed, policy.LeaseFenceTaken, policy.LeaseRelease:
 			return StrictLeaseResult{Next: s, Verdict: policy.Rejected}
 		}
 	case StrictLeaseHeld:
 		switch t {
 		case policy.LeaseRenewDue:
-			return StrictLeaseResult{Next: StrictLeaseRenewing, Outputs: policy.LeaseOutputRenew, Verdict: policy.Fired} // lease.fsm:102
+			return StrictLeaseResult{Next: StrictLeaseRenewing, Outputs: policy.LeaseOutputRenew, Verdict: policy.Fired} // lease.fsm:104
 		case policy.LeaseDeadlinePassed:
-			return StrictLeaseResult{Next: StrictLeaseLost, Outputs: policy.LeaseOutputDeclareLost, Verdict: policy.Fired} // lease.fsm:106
+			return StrictLeaseResult{Next: StrictLeaseLost, Outputs: policy.LeaseOutputDeclareLost, Verdict: policy.Fired} // lease.fsm:108
 		case policy.LeaseFenceTaken:
 			switch {
-			case f&policy.LeaseFactRecordOurs != 0: // lease.fsm:112
+			case f&policy.LeaseFactRecordOurs != 0: // lease.fsm:114
 				return StrictLeaseResult{Next: s, Outputs: policy.LeaseOutputRunFenced, Verdict: policy.Fired}
-			case f&policy.LeaseFactRecordOurs == 0: // lease.fsm:113
+			case f&policy.LeaseFactRecordOurs == 0: // lease.fsm:115
 				return StrictLeaseResult{Next: StrictLeaseLost, Outputs: policy.LeaseOutputDeclareLost | policy.LeaseOutputRefuseFenced, Verdict: policy.Fired}
 			}
 		case policy.LeaseRelease:
-			return StrictLeaseResult{Next: StrictLeaseReleasing, Outputs: policy.LeaseOutputLoad, Verdict: policy.Fired} // lease.fsm:123
+			return StrictLeaseResult{Next: StrictLeaseReleasing, Outputs: policy.LeaseOutputLoad, Verdict: policy.Fired} // lease.fsm:125
 		case policy.LeaseAcquire, policy.LeaseLoaded, policy.LeaseSaved, policy.LeaseConflict, policy.LeaseRepoFailed:
 			return StrictLeaseResult{Next: s, Verdict: policy.Rejected}
 		}
 	case StrictLeaseRenewing:
 		switch t {
 		case policy.LeaseSaved:
-			return StrictLeaseResult{Next: StrictLeaseHeld, Outputs: policy.LeaseOutputArmDeadline | policy.LeaseOutputScheduleRenew, Verdict: policy.Fired} // lease.fsm:103
+			return StrictLeaseResult{Next: StrictLeaseHeld, Outputs: policy.LeaseOutputArmDeadline | policy.LeaseOutputScheduleRenew, Verdict: policy.Fired} // lease.fsm:105
 		case policy.LeaseConflict:
-			return StrictLeaseResult{Next: StrictLeaseLost, Outputs: policy.LeaseOutputDeclareLost, Verdict: policy.Fired} // lease.fsm:105
-		case policy.LeaseRepoFailed:
-			return StrictLeaseResult{Next: StrictLeaseLost, Outputs: policy.LeaseOutputDeclareLost, Verdict: policy.Fired} // lease.fsm:104
-		case policy.LeaseDeadlinePassed:
 			return StrictLeaseResult{Next: StrictLeaseLost, Outputs: policy.LeaseOutputDeclareLost, Verdict: policy.Fired} // lease.fsm:107
+		case policy.LeaseRepoFailed:
+			return StrictLeaseResult{Next: StrictLeaseLost, Outputs: policy.LeaseOutputDeclareLost, Verdict: policy.Fired} // lease.fsm:106
+		case policy.LeaseDeadlinePassed:
+			return StrictLeaseResult{Next: StrictLeaseLost, Outputs: policy.LeaseOutputDeclareLost, Verdict: policy.Fired} // lease.fsm:109
 		case policy.LeaseFenceTaken:
 			switch {
-			case f&policy.LeaseFactRecordOurs != 0: // lease.fsm:114
+			case f&policy.LeaseFactRecordOurs != 0: // lease.fsm:116
 				return StrictLeaseResult{Next: s, Outputs: policy.LeaseOutputRunFenced, Verdict: policy.Fired}
-			case f&policy.LeaseFactRecordOurs == 0: // lease.fsm:115
+			case f&policy.LeaseFactRecordOurs == 0: // lease.fsm:117
 				return StrictLeaseResult{Next: StrictLeaseLost, Outputs: policy.LeaseOutputDeclareLost | policy.LeaseOutputRefuseFenced, Verdict: policy.Fired}
 			}
 		case policy.LeaseAcquire, policy.LeaseLoaded, policy.LeaseRenewDue, policy.LeaseRelease:
@@ -172,9 +173,9 @@ func StrictLeaseStep(s StrictLeaseState, t policy.TriggerID, f policy.Facts) Str
 	case StrictLeaseLost:
 		switch t {
 		case policy.LeaseFenceTaken:
-			return StrictLeaseResult{Next: s, Outputs: policy.LeaseOutputRefuseFenced, Verdict: policy.Fired} // lease.fsm:116
+			return StrictLeaseResult{Next: s, Outputs: policy.LeaseOutputRefuseFenced, Verdict: policy.Fired} // lease.fsm:118
 		case policy.LeaseRelease:
-			return StrictLeaseResult{Next: StrictLeaseReleasing, Outputs: policy.LeaseOutputLoad, Verdict: policy.Fired} // lease.fsm:124
+			return StrictLeaseResult{Next: StrictLeaseReleasing, Outputs: policy.LeaseOutputLoad, Verdict: policy.Fired} // lease.fsm:126
 		case policy.LeaseSaved, policy.LeaseConflict, policy.LeaseRepoFailed, policy.LeaseRenewDue, policy.LeaseDeadlinePassed:
 			return StrictLeaseResult{Next: s, Verdict: policy.Ignored}
 		case policy.LeaseAcquire, policy.LeaseLoaded:
@@ -184,21 +185,21 @@ func StrictLeaseStep(s StrictLeaseState, t policy.TriggerID, f policy.Facts) Str
 		switch t {
 		case policy.LeaseLoaded:
 			switch {
-			case f&policy.LeaseFactRecordOurs != 0: // lease.fsm:125
+			case f&policy.LeaseFactRecordOurs != 0: // lease.fsm:127
 				return StrictLeaseResult{Next: s, Outputs: policy.LeaseOutputTombstone, Verdict: policy.Fired}
-			case f&policy.LeaseFactRecordOurs == 0: // lease.fsm:126
+			case f&policy.LeaseFactRecordOurs == 0: // lease.fsm:128
 				return StrictLeaseResult{Next: StrictLeaseReleased, Outputs: policy.LeaseOutputStopTimers | policy.LeaseOutputEndHandle, Verdict: policy.Fired}
 			}
 		case policy.LeaseSaved:
-			return StrictLeaseResult{Next: StrictLeaseReleased, Outputs: policy.LeaseOutputStopTimers | policy.LeaseOutputEndHandle, Verdict: policy.Fired} // lease.fsm:127
+			return StrictLeaseResult{Next: StrictLeaseReleased, Outputs: policy.LeaseOutputStopTimers | policy.LeaseOutputEndHandle, Verdict: policy.Fired} // lease.fsm:129
 		case policy.LeaseConflict:
-			return StrictLeaseResult{Next: s, Outputs: policy.LeaseOutputLoad, Verdict: policy.Fired} // lease.fsm:128
+			return StrictLeaseResult{Next: s, Outputs: policy.LeaseOutputLoad, Verdict: policy.Fired} // lease.fsm:130
 		case policy.LeaseRepoFailed:
-			return StrictLeaseResult{Next: StrictLeaseReleased, Outputs: policy.LeaseOutputStopTimers | policy.LeaseOutputRepoError | policy.LeaseOutputEndHandle, Verdict: policy.Fired} // lease.fsm:129
+			return StrictLeaseResult{Next: StrictLeaseReleased, Outputs: policy.LeaseOutputStopTimers | policy.LeaseOutputRepoError | policy.LeaseOutputEndHandle, Verdict: policy.Fired} // lease.fsm:131
 		case policy.LeaseDeadlinePassed:
-			return StrictLeaseResult{Next: s, Outputs: policy.LeaseOutputDeclareLost, Verdict: policy.Fired} // lease.fsm:130
+			return StrictLeaseResult{Next: s, Outputs: policy.LeaseOutputDeclareLost, Verdict: policy.Fired} // lease.fsm:132
 		case policy.LeaseFenceTaken:
-			return StrictLeaseResult{Next: s, Outputs: policy.LeaseOutputRefuseFenced, Verdict: policy.Fired} // lease.fsm:117
+			return StrictLeaseResult{Next: s, Outputs: policy.LeaseOutputRefuseFenced, Verdict: policy.Fired} // lease.fsm:119
 		case policy.LeaseRenewDue, policy.LeaseRelease:
 			return StrictLeaseResult{Next: s, Verdict: policy.Ignored}
 		case policy.LeaseAcquire:
@@ -207,7 +208,7 @@ func StrictLeaseStep(s StrictLeaseState, t policy.TriggerID, f policy.Facts) Str
 	case StrictLeaseReleased:
 		switch t {
 		case policy.LeaseFenceTaken:
-			return StrictLeaseResult{Next: s, Outputs: policy.LeaseOutputRefuseFenced, Verdict: policy.Fired} // lease.fsm:118
+			return StrictLeaseResult{Next: s, Outputs: policy.LeaseOutputRefuseFenced, Verdict: policy.Fired} // lease.fsm:120
 		case policy.LeaseRenewDue, policy.LeaseDeadlinePassed, policy.LeaseRelease:
 			return StrictLeaseResult{Next: s, Verdict: policy.Ignored}
 		case policy.LeaseAcquire, policy.LeaseLoaded, policy.LeaseSaved, policy.LeaseConflict, policy.LeaseRepoFailed:
@@ -264,6 +265,7 @@ var strictLeaseTable = &policy.Table{
 		{Name: "holderDead", Doc: "holderDead: the record's holder shares this process table and is proven dead."},
 		{Name: "ttlElapsed", Doc: "ttlElapsed: TTL has passed on this manager's own monotonic clock since it first saw this record revision."},
 		{Name: "recordOurs", Doc: "recordOurs: the record still holds this handle's generation."},
+		{Name: "holderLocal", Doc: "holderLocal: the record's holder shares this process table (so its process can be judged); one on another process table (another host or boot, another pid namespace) is judged by the TTL alone."},
 	},
 	Outputs: []policy.Word{
 		{Name: "stopTimers", Doc: "stopTimers stops the renewal and deadline timers."},
@@ -283,35 +285,35 @@ var strictLeaseTable = &policy.Table{
 		{Name: "endHandle", Doc: "endHandle ends the handle: fenced work still running is cancelled and Close returns."},
 	},
 	Rows: []policy.Row{
-		{From: policy.StateID(StrictLeaseIdle), Trigger: policy.TriggerID(policy.LeaseAcquire), Outputs: policy.Outputs(policy.LeaseOutputLoad), To: policy.StateID(StrictLeaseAcquiring), Line: 90},
-		{From: policy.StateID(StrictLeaseAcquiring), Trigger: policy.TriggerID(policy.LeaseLoaded), Guard: policy.Guard{Mask: policy.Facts(policy.LeaseFactRecordFree), Want: policy.Facts(policy.LeaseFactRecordFree)}, Outputs: policy.Outputs(policy.LeaseOutputClaim), To: policy.StateID(StrictLeaseAcquiring), Internal: true, Line: 91},
-		{From: policy.StateID(StrictLeaseAcquiring), Trigger: policy.TriggerID(policy.LeaseLoaded), Guard: policy.Guard{Mask: policy.Facts(policy.LeaseFactRecordFree | policy.LeaseFactHolderDead), Want: policy.Facts(policy.LeaseFactHolderDead)}, Outputs: policy.Outputs(policy.LeaseOutputClaim), To: policy.StateID(StrictLeaseAcquiring), Internal: true, Line: 92},
-		{From: policy.StateID(StrictLeaseAcquiring), Trigger: policy.TriggerID(policy.LeaseLoaded), Guard: policy.Guard{Mask: policy.Facts(policy.LeaseFactRecordFree | policy.LeaseFactHolderDead | policy.LeaseFactTtlElapsed), Want: policy.Facts(policy.LeaseFactTtlElapsed)}, Outputs: policy.Outputs(policy.LeaseOutputClaim), To: policy.StateID(StrictLeaseAcquiring), Internal: true, Line: 93},
-		{From: policy.StateID(StrictLeaseAcquiring), Trigger: policy.TriggerID(policy.LeaseLoaded), Guard: policy.Guard{Mask: policy.Facts(policy.LeaseFactRecordFree | policy.LeaseFactHolderDead | policy.LeaseFactTtlElapsed)}, Outputs: policy.Outputs(policy.LeaseOutputHeldError), To: policy.StateID(StrictLeaseIdle), Line: 94},
-		{From: policy.StateID(StrictLeaseAcquiring), Trigger: policy.TriggerID(policy.LeaseSaved), Outputs: policy.Outputs(policy.LeaseOutputArmDeadline | policy.LeaseOutputScheduleRenew | policy.LeaseOutputAcquired), To: policy.StateID(StrictLeaseHeld), Line: 95},
-		{From: policy.StateID(StrictLeaseAcquiring), Trigger: policy.TriggerID(policy.LeaseConflict), Outputs: policy.Outputs(policy.LeaseOutputLoad), To: policy.StateID(StrictLeaseAcquiring), Internal: true, Line: 96},
-		{From: policy.StateID(StrictLeaseAcquiring), Trigger: policy.TriggerID(policy.LeaseRepoFailed), Outputs: policy.Outputs(policy.LeaseOutputRepoError), To: policy.StateID(StrictLeaseIdle), Line: 97},
-		{From: policy.StateID(StrictLeaseHeld), Trigger: policy.TriggerID(policy.LeaseRenewDue), Outputs: policy.Outputs(policy.LeaseOutputRenew), To: policy.StateID(StrictLeaseRenewing), Line: 102},
-		{From: policy.StateID(StrictLeaseRenewing), Trigger: policy.TriggerID(policy.LeaseSaved), Outputs: policy.Outputs(policy.LeaseOutputArmDeadline | policy.LeaseOutputScheduleRenew), To: policy.StateID(StrictLeaseHeld), Line: 103},
-		{From: policy.StateID(StrictLeaseRenewing), Trigger: policy.TriggerID(policy.LeaseRepoFailed), Outputs: policy.Outputs(policy.LeaseOutputDeclareLost), To: policy.StateID(StrictLeaseLost), Line: 104},
-		{From: policy.StateID(StrictLeaseRenewing), Trigger: policy.TriggerID(policy.LeaseConflict), Outputs: policy.Outputs(policy.LeaseOutputDeclareLost), To: policy.StateID(StrictLeaseLost), Line: 105},
-		{From: policy.StateID(StrictLeaseHeld), Trigger: policy.TriggerID(policy.LeaseDeadlinePassed), Outputs: policy.Outputs(policy.LeaseOutputDeclareLost), To: policy.StateID(StrictLeaseLost), Line: 106},
-		{From: policy.StateID(StrictLeaseRenewing), Trigger: policy.TriggerID(policy.LeaseDeadlinePassed), Outputs: policy.Outputs(policy.LeaseOutputDeclareLost), To: policy.StateID(StrictLeaseLost), Line: 107},
-		{From: policy.StateID(StrictLeaseHeld), Trigger: policy.TriggerID(policy.LeaseFenceTaken), Guard: policy.Guard{Mask: policy.Facts(policy.LeaseFactRecordOurs), Want: policy.Facts(policy.LeaseFactRecordOurs)}, Outputs: policy.Outputs(policy.LeaseOutputRunFenced), To: policy.StateID(StrictLeaseHeld), Internal: true, Line: 112},
-		{From: policy.StateID(StrictLeaseHeld), Trigger: policy.TriggerID(policy.LeaseFenceTaken), Guard: policy.Guard{Mask: policy.Facts(policy.LeaseFactRecordOurs)}, Outputs: policy.Outputs(policy.LeaseOutputDeclareLost | policy.LeaseOutputRefuseFenced), To: policy.StateID(StrictLeaseLost), Line: 113},
-		{From: policy.StateID(StrictLeaseRenewing), Trigger: policy.TriggerID(policy.LeaseFenceTaken), Guard: policy.Guard{Mask: policy.Facts(policy.LeaseFactRecordOurs), Want: policy.Facts(policy.LeaseFactRecordOurs)}, Outputs: policy.Outputs(policy.LeaseOutputRunFenced), To: policy.StateID(StrictLeaseRenewing), Internal: true, Line: 114},
-		{From: policy.StateID(StrictLeaseRenewing), Trigger: policy.TriggerID(policy.LeaseFenceTaken), Guard: policy.Guard{Mask: policy.Facts(policy.LeaseFactRecordOurs)}, Outputs: policy.Outputs(policy.LeaseOutputDeclareLost | policy.LeaseOutputRefuseFenced), To: policy.StateID(StrictLeaseLost), Line: 115},
-		{From: policy.StateID(StrictLeaseLost), Trigger: policy.TriggerID(policy.LeaseFenceTaken), Outputs: policy.Outputs(policy.LeaseOutputRefuseFenced), To: policy.StateID(StrictLeaseLost), Internal: true, Line: 116},
-		{From: policy.StateID(StrictLeaseReleasing), Trigger: policy.TriggerID(policy.LeaseFenceTaken), Outputs: policy.Outputs(policy.LeaseOutputRefuseFenced), To: policy.StateID(StrictLeaseReleasing), Internal: true, Line: 117},
-		{From: policy.StateID(StrictLeaseReleased), Trigger: policy.TriggerID(policy.LeaseFenceTaken), Outputs: policy.Outputs(policy.LeaseOutputRefuseFenced), To: policy.StateID(StrictLeaseReleased), Internal: true, Line: 118},
-		{From: policy.StateID(StrictLeaseHeld), Trigger: policy.TriggerID(policy.LeaseRelease), Outputs: policy.Outputs(policy.LeaseOutputLoad), To: policy.StateID(StrictLeaseReleasing), Line: 123},
-		{From: policy.StateID(StrictLeaseLost), Trigger: policy.TriggerID(policy.LeaseRelease), Outputs: policy.Outputs(policy.LeaseOutputLoad), To: policy.StateID(StrictLeaseReleasing), Line: 124},
-		{From: policy.StateID(StrictLeaseReleasing), Trigger: policy.TriggerID(policy.LeaseLoaded), Guard: policy.Guard{Mask: policy.Facts(policy.LeaseFactRecordOurs), Want: policy.Facts(policy.LeaseFactRecordOurs)}, Outputs: policy.Outputs(policy.LeaseOutputTombstone), To: policy.StateID(StrictLeaseReleasing), Internal: true, Line: 125},
-		{From: policy.StateID(StrictLeaseReleasing), Trigger: policy.TriggerID(policy.LeaseLoaded), Guard: policy.Guard{Mask: policy.Facts(policy.LeaseFactRecordOurs)}, Outputs: policy.Outputs(policy.LeaseOutputStopTimers | policy.LeaseOutputEndHandle), To: policy.StateID(StrictLeaseReleased), Line: 126},
-		{From: policy.StateID(StrictLeaseReleasing), Trigger: policy.TriggerID(policy.LeaseSaved), Outputs: policy.Outputs(policy.LeaseOutputStopTimers | policy.LeaseOutputEndHandle), To: policy.StateID(StrictLeaseReleased), Line: 127},
-		{From: policy.StateID(StrictLeaseReleasing), Trigger: policy.TriggerID(policy.LeaseConflict), Outputs: policy.Outputs(policy.LeaseOutputLoad), To: policy.StateID(StrictLeaseReleasing), Internal: true, Line: 128},
-		{From: policy.StateID(StrictLeaseReleasing), Trigger: policy.TriggerID(policy.LeaseRepoFailed), Outputs: policy.Outputs(policy.LeaseOutputStopTimers | policy.LeaseOutputRepoError | policy.LeaseOutputEndHandle), To: policy.StateID(StrictLeaseReleased), Line: 129},
-		{From: policy.StateID(StrictLeaseReleasing), Trigger: policy.TriggerID(policy.LeaseDeadlinePassed), Outputs: policy.Outputs(policy.LeaseOutputDeclareLost), To: policy.StateID(StrictLeaseReleasing), Internal: true, Line: 130},
+		{From: policy.StateID(StrictLeaseIdle), Trigger: policy.TriggerID(policy.LeaseAcquire), Outputs: policy.Outputs(policy.LeaseOutputLoad), To: policy.StateID(StrictLeaseAcquiring), Line: 92},
+		{From: policy.StateID(StrictLeaseAcquiring), Trigger: policy.TriggerID(policy.LeaseLoaded), Guard: policy.Guard{Mask: policy.Facts(policy.LeaseFactRecordFree), Want: policy.Facts(policy.LeaseFactRecordFree)}, Outputs: policy.Outputs(policy.LeaseOutputClaim), To: policy.StateID(StrictLeaseAcquiring), Internal: true, Line: 93},
+		{From: policy.StateID(StrictLeaseAcquiring), Trigger: policy.TriggerID(policy.LeaseLoaded), Guard: policy.Guard{Mask: policy.Facts(policy.LeaseFactRecordFree | policy.LeaseFactHolderDead), Want: policy.Facts(policy.LeaseFactHolderDead)}, Outputs: policy.Outputs(policy.LeaseOutputClaim), To: policy.StateID(StrictLeaseAcquiring), Internal: true, Line: 94},
+		{From: policy.StateID(StrictLeaseAcquiring), Trigger: policy.TriggerID(policy.LeaseLoaded), Guard: policy.Guard{Mask: policy.Facts(policy.LeaseFactRecordFree | policy.LeaseFactHolderDead | policy.LeaseFactTtlElapsed), Want: policy.Facts(policy.LeaseFactTtlElapsed)}, Outputs: policy.Outputs(policy.LeaseOutputClaim), To: policy.StateID(StrictLeaseAcquiring), Internal: true, Line: 95},
+		{From: policy.StateID(StrictLeaseAcquiring), Trigger: policy.TriggerID(policy.LeaseLoaded), Guard: policy.Guard{Mask: policy.Facts(policy.LeaseFactRecordFree | policy.LeaseFactHolderDead | policy.LeaseFactTtlElapsed)}, Outputs: policy.Outputs(policy.LeaseOutputHeldError), To: policy.StateID(StrictLeaseIdle), Line: 96},
+		{From: policy.StateID(StrictLeaseAcquiring), Trigger: policy.TriggerID(policy.LeaseSaved), Outputs: policy.Outputs(policy.LeaseOutputArmDeadline | policy.LeaseOutputScheduleRenew | policy.LeaseOutputAcquired), To: policy.StateID(StrictLeaseHeld), Line: 97},
+		{From: policy.StateID(StrictLeaseAcquiring), Trigger: policy.TriggerID(policy.LeaseConflict), Outputs: policy.Outputs(policy.LeaseOutputLoad), To: policy.StateID(StrictLeaseAcquiring), Internal: true, Line: 98},
+		{From: policy.StateID(StrictLeaseAcquiring), Trigger: policy.TriggerID(policy.LeaseRepoFailed), Outputs: policy.Outputs(policy.LeaseOutputRepoError), To: policy.StateID(StrictLeaseIdle), Line: 99},
+		{From: policy.StateID(StrictLeaseHeld), Trigger: policy.TriggerID(policy.LeaseRenewDue), Outputs: policy.Outputs(policy.LeaseOutputRenew), To: policy.StateID(StrictLeaseRenewing), Line: 104},
+		{From: policy.StateID(StrictLeaseRenewing), Trigger: policy.TriggerID(policy.LeaseSaved), Outputs: policy.Outputs(policy.LeaseOutputArmDeadline | policy.LeaseOutputScheduleRenew), To: policy.StateID(StrictLeaseHeld), Line: 105},
+		{From: policy.StateID(StrictLeaseRenewing), Trigger: policy.TriggerID(policy.LeaseRepoFailed), Outputs: policy.Outputs(policy.LeaseOutputDeclareLost), To: policy.StateID(StrictLeaseLost), Line: 106},
+		{From: policy.StateID(StrictLeaseRenewing), Trigger: policy.TriggerID(policy.LeaseConflict), Outputs: policy.Outputs(policy.LeaseOutputDeclareLost), To: policy.StateID(StrictLeaseLost), Line: 107},
+		{From: policy.StateID(StrictLeaseHeld), Trigger: policy.TriggerID(policy.LeaseDeadlinePassed), Outputs: policy.Outputs(policy.LeaseOutputDeclareLost), To: policy.StateID(StrictLeaseLost), Line: 108},
+		{From: policy.StateID(StrictLeaseRenewing), Trigger: policy.TriggerID(policy.LeaseDeadlinePassed), Outputs: policy.Outputs(policy.LeaseOutputDeclareLost), To: policy.StateID(StrictLeaseLost), Line: 109},
+		{From: policy.StateID(StrictLeaseHeld), Trigger: policy.TriggerID(policy.LeaseFenceTaken), Guard: policy.Guard{Mask: policy.Facts(policy.LeaseFactRecordOurs), Want: policy.Facts(policy.LeaseFactRecordOurs)}, Outputs: policy.Outputs(policy.LeaseOutputRunFenced), To: policy.StateID(StrictLeaseHeld), Internal: true, Line: 114},
+		{From: policy.StateID(StrictLeaseHeld), Trigger: policy.TriggerID(policy.LeaseFenceTaken), Guard: policy.Guard{Mask: policy.Facts(policy.LeaseFactRecordOurs)}, Outputs: policy.Outputs(policy.LeaseOutputDeclareLost | policy.LeaseOutputRefuseFenced), To: policy.StateID(StrictLeaseLost), Line: 115},
+		{From: policy.StateID(StrictLeaseRenewing), Trigger: policy.TriggerID(policy.LeaseFenceTaken), Guard: policy.Guard{Mask: policy.Facts(policy.LeaseFactRecordOurs), Want: policy.Facts(policy.LeaseFactRecordOurs)}, Outputs: policy.Outputs(policy.LeaseOutputRunFenced), To: policy.StateID(StrictLeaseRenewing), Internal: true, Line: 116},
+		{From: policy.StateID(StrictLeaseRenewing), Trigger: policy.TriggerID(policy.LeaseFenceTaken), Guard: policy.Guard{Mask: policy.Facts(policy.LeaseFactRecordOurs)}, Outputs: policy.Outputs(policy.LeaseOutputDeclareLost | policy.LeaseOutputRefuseFenced), To: policy.StateID(StrictLeaseLost), Line: 117},
+		{From: policy.StateID(StrictLeaseLost), Trigger: policy.TriggerID(policy.LeaseFenceTaken), Outputs: policy.Outputs(policy.LeaseOutputRefuseFenced), To: policy.StateID(StrictLeaseLost), Internal: true, Line: 118},
+		{From: policy.StateID(StrictLeaseReleasing), Trigger: policy.TriggerID(policy.LeaseFenceTaken), Outputs: policy.Outputs(policy.LeaseOutputRefuseFenced), To: policy.StateID(StrictLeaseReleasing), Internal: true, Line: 119},
+		{From: policy.StateID(StrictLeaseReleased), Trigger: policy.TriggerID(policy.LeaseFenceTaken), Outputs: policy.Outputs(policy.LeaseOutputRefuseFenced), To: policy.StateID(StrictLeaseReleased), Internal: true, Line: 120},
+		{From: policy.StateID(StrictLeaseHeld), Trigger: policy.TriggerID(policy.LeaseRelease), Outputs: policy.Outputs(policy.LeaseOutputLoad), To: policy.StateID(StrictLeaseReleasing), Line: 125},
+		{From: policy.StateID(StrictLeaseLost), Trigger: policy.TriggerID(policy.LeaseRelease), Outputs: policy.Outputs(policy.LeaseOutputLoad), To: policy.StateID(StrictLeaseReleasing), Line: 126},
+		{From: policy.StateID(StrictLeaseReleasing), Trigger: policy.TriggerID(policy.LeaseLoaded), Guard: policy.Guard{Mask: policy.Facts(policy.LeaseFactRecordOurs), Want: policy.Facts(policy.LeaseFactRecordOurs)}, Outputs: policy.Outputs(policy.LeaseOutputTombstone), To: policy.StateID(StrictLeaseReleasing), Internal: true, Line: 127},
+		{From: policy.StateID(StrictLeaseReleasing), Trigger: policy.TriggerID(policy.LeaseLoaded), Guard: policy.Guard{Mask: policy.Facts(policy.LeaseFactRecordOurs)}, Outputs: policy.Outputs(policy.LeaseOutputStopTimers | policy.LeaseOutputEndHandle), To: policy.StateID(StrictLeaseReleased), Line: 128},
+		{From: policy.StateID(StrictLeaseReleasing), Trigger: policy.TriggerID(policy.LeaseSaved), Outputs: policy.Outputs(policy.LeaseOutputStopTimers | policy.LeaseOutputEndHandle), To: policy.StateID(StrictLeaseReleased), Line: 129},
+		{From: policy.StateID(StrictLeaseReleasing), Trigger: policy.TriggerID(policy.LeaseConflict), Outputs: policy.Outputs(policy.LeaseOutputLoad), To: policy.StateID(StrictLeaseReleasing), Internal: true, Line: 130},
+		{From: policy.StateID(StrictLeaseReleasing), Trigger: policy.TriggerID(policy.LeaseRepoFailed), Outputs: policy.Outputs(policy.LeaseOutputStopTimers | policy.LeaseOutputRepoError | policy.LeaseOutputEndHandle), To: policy.StateID(StrictLeaseReleased), Line: 131},
+		{From: policy.StateID(StrictLeaseReleasing), Trigger: policy.TriggerID(policy.LeaseDeadlinePassed), Outputs: policy.Outputs(policy.LeaseOutputDeclareLost), To: policy.StateID(StrictLeaseReleasing), Internal: true, Line: 132},
 	},
 	Ignores: []policy.Pair{
 		{State: policy.StateID(StrictLeaseLost), Trigger: policy.TriggerID(policy.LeaseSaved)},

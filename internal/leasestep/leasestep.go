@@ -287,7 +287,7 @@ func Answered[T comparable, E Env[T]](p policy.Policy, e E, h *Handle[T], a Answ
 }
 
 // Facts computes the facts of rec as h reads it. An acquisition's read
-// gives recordFree, holderDead and ttlElapsed, and notes the manager's
+// gives recordFree, holderDead, ttlElapsed and holderLocal, and notes the manager's
 // first sighting of the revision (forgotten once the key is free); a
 // returned handle's read gives recordOurs only.
 func Facts[T comparable, E Env[T]](e E, h *Handle[T], rec Record) policy.Facts {
@@ -304,6 +304,9 @@ func Facts[T comparable, E Env[T]](e E, h *Handle[T], rec Record) policy.Facts {
 	var f policy.Facts
 	if rec.Liveness == platform.Dead {
 		f |= policy.LeaseFactHolderDead
+	}
+	if rec.Liveness != platform.Remote {
+		f |= policy.LeaseFactHolderLocal
 	}
 	if rev, ok := e.Sighting(); !ok || rev != rec.Revision {
 		e.Sight(rec.Revision)

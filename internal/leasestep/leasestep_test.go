@@ -152,7 +152,10 @@ func TestSightings(t *testing.T) {
 		{live, false, 0, []string{"sight", "heldError"}},    // a remote holder is not dead
 		{renewed, false, 0, []string{"sight", "heldError"}}, // a new revision is noted afresh
 		{renewed, true, policy.LeaseFactTtlElapsed, nil},    // the note is kept: silent, claimed
-		{leasestep.Record{Revision: 8, Generation: 2, Liveness: platform.Dead}, false, policy.LeaseFactHolderDead, []string{"sight"}},
+		{leasestep.Record{Revision: 8, Generation: 2, Liveness: platform.Dead}, false, policy.LeaseFactHolderDead | policy.LeaseFactHolderLocal, []string{"sight"}},
+		{leasestep.Record{Revision: 10, Generation: 2, Liveness: platform.Alive}, false, policy.LeaseFactHolderLocal, []string{"sight", "heldError"}},   // a live holder here is local
+		{leasestep.Record{Revision: 11, Generation: 2, Liveness: platform.Unknown}, false, policy.LeaseFactHolderLocal, []string{"sight", "heldError"}}, // not to be inspected, yet here
+
 	} {
 		h := &leasestep.Handle[int]{State: p.Initial()}
 		leasestep.Acquire(p, e, h)
