@@ -23,13 +23,49 @@ func (l *specList) Set(v string) error {
 	return nil
 }
 
-// Main is the generator's command line, shared by fsmgen and `collab gen`:
-// name prefixes its messages, args are the arguments after the command's
-// name, and errors go to stderr. It returns the exit status: 0, 1 for
-// invalid specs or failed writes, 2 for bad usage.
+// Main is the generator's command line, as fsmgen runs it: name prefixes
+// its messages, args are the arguments after the command's name, and
+// errors go to stderr. It returns the exit status: 0, 1 for invalid specs
+// or failed writes, 2 for bad usage. It does not model-check the
+// policies it writes (package gen cannot: the model checker imports it);
+// MainChecked does.
 func Main(name string, args []string, stderr io.Writer) int {
+	return MainChecked(name, args, stderr, nil)
+}
+
+// Checker judges a valid spec's table before anything is written, as the
+// model checker does for `collab gen`: an error keeps every file unwritten
+// and is printed; a note (say, that a spec of no family has no world to
+// check it in) is printed and writing goes on.
+type Checker func(spec string, t *policy.Table) (note string, err error)
+
+// stateless is the module the generated tests import, which a user's
+// module must require.
+const stateless = "github.com/qmuntal/stateless"
+
+// MainChecked is Main with check run on every spec's table before any file
+// is written; its flag -unchecked skips check, and says so. A nil check
+// is Main.
+func MainChecked(name string, args []string, stderr io.Writer, check Checker) int {
 	flags := flag.NewFlagSet(name, flag.ContinueOnError)
 	flags.SetOutput(stderr)
+	flags.Usage = func() {
+		fmt.Fprintf(stderr, "usage: %s [-out dir] [-pkg name] [-spec file.fsm]... [file.fsm]...\n\n"+
+			"Writes, for each spec of machine M (m in lower case), m_gen.go (the policy, which imports\n"+
+			"github.com/rivus/collab/policy), m_gen_test.go (its test against the table and against\n"+
+			"%s, which your module must require: go get %s), m.dot and m.mmd.\n", name, stateless, stateless)
+		if check == nil {
+			fmt.Fprintf(stderr, "It does not model-check the policies: collab check does, and collab gen checks before it writes.\n")
+		} else {
+			fmt.Fprintf(stderr, "It model-checks each policy of a family first, as collab check does, and writes nothing if one fails.\n")
+		}
+		fmt.Fprintln(stderr)
+		flags.PrintDefaults()
+	}
+	var unchecked *bool
+	if check != nil {
+		unchecked = flags.Bool("unchecked", false, "write the policies without model-checking them first")
+	}
 	var specs specList
 	flags.Var(&specs, "spec", "a spec file (repeatable; spec files may also follow the flags)")
 	out := flags.String("out", ".", "the directory to write the generated files into")
@@ -53,6 +89,13 @@ func Main(name string, args []string, stderr io.Writer) int {
 	}
 	files, ok := generateAll(name, specs, pkgName, stderr)
 	if !ok {
+		return 1
+	}
+	switch {
+	case check == nil:
+	case *unchecked:
+		fmt.Fprintf(stderr, "%s: -unchecked: the policies were not model-checked; collab check does\n", name)
+	case !checkAll(name, specs, check, stderr):
 		return 1
 	}
 	if err := writeFiles(*out, files); err != nil {
@@ -121,6 +164,39 @@ func generateAll(name string, specs []string, pkg string, stderr io.Writer) (fil
 		}
 	}
 	return files, ok
+}
+
+// checkAll runs check on every spec, which generateAll found valid,
+// printing each note and error; ok is false if any failed.
+func checkAll(name string, specs []string, check Checker, stderr io.Writer) (ok bool) {
+	ok = true
+	for _, path := range specs {
+		src, err := os.ReadFile(path)
+		if err != nil {
+			report(stderr, name, err)
+			return false
+		}
+		spec, err := Parse(path, src)
+		var table *policy.Table
+		if err == nil {
+			table, err = Validate(spec)
+		}
+		var note string
+		if err == nil {
+			note, err = check(path, table)
+		}
+		if note != "" {
+			fmt.Fprintf(stderr, "%s: %s: %s\n", name, path, note)
+		}
+		if err != nil {
+			fmt.Fprintf(stderr, "%s: %s: %v\n", name, path, err)
+			ok = false
+		}
+	}
+	if !ok {
+		fmt.Fprintf(stderr, "%s: nothing written: a policy failed its check (-unchecked writes it anyway)\n", name)
+	}
+	return ok
 }
 
 // report prints spec errors one per line, and any other error prefixed

@@ -34,13 +34,18 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"sort"
+	"time"
 
 	"github.com/rivus/collab/gen"
 	"github.com/rivus/collab/linearizability/torture"
+	"github.com/rivus/collab/modelcheck"
+	"github.com/rivus/collab/policy"
+	"github.com/rivus/collab/worldmodel"
 )
 
 // command is one subcommand: run gets the arguments after its name.
@@ -136,5 +141,21 @@ func reportAll(stderr io.Writer, cmd string, errs ...error) bool {
 }
 
 func runGen(args []string, _ io.Reader, _, stderr io.Writer) int {
-	return gen.Main("collab gen", args, stderr)
+	return gen.MainChecked("collab gen", args, stderr, checkBeforeGen)
+}
+
+// checkBeforeGen model-checks a family's policy at its default bounds, as
+// collab check does, before collab gen writes it.
+func checkBeforeGen(spec string, t *policy.Table) (string, error) {
+	rep, err := worldmodel.CheckPolicy(policy.Compile(t), modelcheck.Options{Timeout: 5 * time.Minute})
+	var noModel *worldmodel.ModelError
+	switch {
+	case errors.As(err, &noModel) && t.Family == "":
+		return "not model-checked: a machine of no family has no world to check it in", nil
+	case err != nil:
+		return "", err
+	case rep.Verdict != modelcheck.Passed:
+		return "", fmt.Errorf("collab check does not pass it:\n%s\n%s", rep.Summary, rep.Trace)
+	}
+	return "", nil
 }

@@ -104,3 +104,33 @@ func TestGenWritesPolicyFromSpec(t *testing.T) {
 		t.Fatalf("invalid spec: exit %d, stderr %q; want exit 1 naming bad.fsm:3", code, errOut)
 	}
 }
+
+// collab gen model-checks a family's policy first: one that collab check
+// rejects is not written, with the counterexample, unless -unchecked says
+// so; a spec of no family is written with a note that nothing checked it.
+func TestGenChecksFirst(t *testing.T) {
+	unsafe := "../../worldmodel/testdata/mutations/lease-silent-holder-held.fsm"
+	out := t.TempDir()
+	code, _, errOut := runCLI(t, "", "gen", "-pkg", "p", "-out", out, unsafe)
+	if code != 1 || !strings.Contains(errOut, "violation of") || !strings.Contains(errOut, "nothing written") {
+		t.Fatalf("a failing policy: exit %d, stderr %q", code, errOut)
+	}
+	if entries, _ := os.ReadDir(out); len(entries) != 0 {
+		t.Fatalf("collab gen wrote %d files of a policy that failed its check", len(entries))
+	}
+	code, _, errOut = runCLI(t, "", "gen", "-unchecked", "-pkg", "p", "-out", out, unsafe)
+	if code != 0 || !strings.Contains(errOut, "not model-checked") {
+		t.Fatalf("-unchecked: exit %d, stderr %q", code, errOut)
+	}
+	if _, err := os.Stat(filepath.Join(out, "lease_gen.go")); err != nil {
+		t.Fatalf("-unchecked wrote no policy: %v", err)
+	}
+	door := filepath.Join(t.TempDir(), "door.fsm")
+	if err := os.WriteFile(door, []byte("machine Door\ntrigger Push\noutput open\nstate Closed initial\nClosed --Push / open\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, _, errOut = runCLI(t, "", "gen", "-pkg", "p", "-out", t.TempDir(), door)
+	if code != 0 || !strings.Contains(errOut, "no world to check it in") {
+		t.Fatalf("a spec of no family: exit %d, stderr %q", code, errOut)
+	}
+}

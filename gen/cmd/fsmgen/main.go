@@ -8,7 +8,12 @@
 // output directory m_gen.go (the policy), m_gen_test.go (its differential
 // test against github.com/qmuntal/stateless), m.dot and m.mmd (diagrams).
 // Files whose contents would not change are left alone. Nothing is written
-// unless every spec is valid.
+// unless every spec is valid. The generated test imports
+// github.com/qmuntal/stateless, which the module must require.
+//
+// fsmgen does not model-check the policies: `collab check SPEC` does, and
+// `collab gen`, the same generator, checks each policy of a family first
+// and writes nothing if one fails (unless -unchecked).
 //
 // Errors in specs are printed one per line as file:line:col: message, and
 // the exit status is 1. A typical use is a go:generate line:
