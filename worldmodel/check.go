@@ -55,11 +55,11 @@ func CheckPolicy(p policy.Policy, opts modelcheck.Options) (CheckReport, error) 
 	}
 	switch p.Family() {
 	case "turn":
-		m, err := TurnModel(p, DefaultTurnBounds())
-		return report(p, m, err, opts)
+		reps, err := reportEach(p, []TurnBounds{DefaultTurnBounds()}, TurnModel, opts)
+		return joinReports(reps), err
 	case "lane":
-		m, err := LaneModel(p, DefaultLaneBounds())
-		return report(p, m, err, opts)
+		reps, err := reportEach(p, []LaneBounds{DefaultLaneBounds()}, LaneModel, opts)
+		return joinReports(reps), err
 	case "lease":
 		reps, err := reportEach(p, []LeaseBounds{DefaultLeaseBounds(), BatchLeaseBounds()}, LeaseModel, opts)
 		return joinReports(reps), err
@@ -122,8 +122,7 @@ func joinReports(reps []CheckReport) CheckReport {
 func reportEach[B any, W comparable](p policy.Policy, bounds []B, model func(policy.Policy, B) (modelcheck.Model[W], error), opts modelcheck.Options) ([]CheckReport, error) {
 	var reps []CheckReport
 	for _, b := range bounds {
-		m, err := model(p, b)
-		rep, err := report(p, m, err, opts)
+		rep, err := report(p, func(p policy.Policy) (modelcheck.Model[W], error) { return model(p, b) }, opts)
 		if err != nil {
 			return reps, err
 		}
@@ -208,18 +207,21 @@ func SpecPolicy(file string, src []byte) (policy.Policy, error) {
 		Msg: "machine " + noModel(m.Name.Name, t.Family)}}
 }
 
-func report[W comparable](p policy.Policy, m modelcheck.Model[W], err error, opts modelcheck.Options) (CheckReport, error) {
+// report checks p in the world that build makes of it; a violation's
+// trace names, under each step, the spec rows that fired.
+func report[W comparable](p policy.Policy, build func(policy.Policy) (modelcheck.Model[W], error), opts modelcheck.Options) (CheckReport, error) {
+	m, err := build(p)
 	if err != nil {
 		return CheckReport{}, err
 	}
 	r := modelcheck.Check(m, opts)
 	rep := CheckReport{Policy: p.Name(), Family: p.Family(), Verdict: r.Verdict, Summary: r.Summary()}
 	if r.Violation != nil {
-		var b strings.Builder
-		if err := r.Violation.WriteTrace(&b, m.Format); err != nil {
+		rows, err := traceRows(p, build, r.Violation.Trace)
+		if err != nil {
 			return rep, err
 		}
-		rep.Trace = b.String()
+		rep.Trace = writeTrace(r.Violation, p.Table(), m.Format, rows)
 	}
 	return rep, nil
 }
