@@ -82,9 +82,15 @@ type Report struct {
 	// Segments is how many segments the objects' histories were cut
 	// into, and Longest the most operations of one.
 	Segments, Longest int
+	// Stuck is, after a violation, where porcupine's search stopped in
+	// the shortest failing segment; nil otherwise.
+	Stuck *Stuck
 
 	parts   []partition // every object, for WriteHTML on request
 	failing *partition  // the shortest failing segment, as an object of its own
+	// diag is the verbose check of failing that found Stuck, which
+	// WriteHTML draws.
+	diag    *porcupine.LinearizationInfo
 	timeout time.Duration
 }
 
@@ -93,6 +99,11 @@ type Report struct {
 // history can take exponential time). Each object's history is checked in
 // segments, one after another (see chain); the objects are checked in
 // parallel, each to its end or its first failing segment.
+//
+// After a violation, Check checks the shortest failing segment again,
+// verbosely, within a second timeout, to find where porcupine's search
+// stopped (Report.Stuck): the check and its diagnosis take up to timeout
+// each.
 //
 // An operation of unknown outcome (Event.Uncertain) may take effect at
 // any moment after its call, or never (see the package doc). It is
@@ -141,6 +152,7 @@ func Check(h History, timeout time.Duration) Report {
 		for _, f := range fails {
 			r.Failing = append(r.Failing, f.id)
 		}
+		r.Stuck, r.diag = diagnose(r.failing, timeout)
 	}
 	r.Elapsed = time.Since(start)
 	return r

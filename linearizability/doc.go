@@ -101,7 +101,17 @@
 // with the states it was checked from, and Report.WriteHTML writes
 // porcupine's visualisation: of that segment after a violation, of every
 // segment otherwise, each from start states that lead on to the end of
-// its object.
+// its object. After a violation, Check checks that segment again,
+// verbosely, and reports in Report.Stuck where porcupine's search
+// stopped: the longest linearized prefix it found, its last operation,
+// the states it leaves, and the operations none of which could come next
+// (those called before the first of them returned), each with its
+// process, input, output, call and return. A long segment's reader starts
+// there.
+//
+// An operation that returned Unknown may carry its recorder's reason in
+// Output.Reason ("timeout", "store error"), which the printed histories
+// show and the check ignores.
 //
 // Check never runs without a timeout (porcupine is exponential in the
 // worst case, and unpartitioned histories grow quadratically in memory).

@@ -68,7 +68,9 @@ func sortEvents(evs []Event) {
 	})
 }
 
-// describe renders an operation as "acquire -> gen 3".
+// describe renders an operation for people: acquire -> gen 3, and one
+// that returned Unknown with its reason: release(token 2) -> unknown
+// (timeout).
 func describe(k Kind, in Input, out Output, open bool) string {
 	var arg string
 	switch k {
@@ -81,6 +83,8 @@ func describe(k Kind, in Input, out Output, open bool) string {
 	switch {
 	case open:
 		res = "open (crashed)"
+	case out.Status == Unknown && out.Reason != "":
+		res = fmt.Sprintf("unknown (%s)", out.Reason)
 	case out.Status == OK && k == Acquire:
 		res = fmt.Sprintf("gen %d", out.Gen)
 	case out.Status == OK && k == Break:

@@ -140,9 +140,15 @@ type Input struct {
 }
 
 // Output is an operation's result: its Status, the generation an Acquire
-// got, the value a Read returned.
+// got, the value a Read returned, and, for Status Unknown, why the
+// outcome is not known.
 type Output struct {
 	Status Status `json:"status"`
 	Gen    uint64 `json:"gen,omitempty"`
 	Value  string `json:"value,omitempty"`
+	// Reason is, for Status Unknown, the recorder's word for why the
+	// outcome is not known ("timeout", "store error"): a failing run's
+	// reader needs it, the check does not (any reason leaves both
+	// outcomes possible), so the models ignore it.
+	Reason string `json:"reason,omitempty"`
 }

@@ -12,9 +12,10 @@ import (
 
 // WriteHTML writes porcupine's visualisation to path: of the shortest
 // failing object after a violation (the page stays small enough to
-// read), otherwise of every object (on request). It checks again,
-// verbosely, within the report's timeout; a check cut off by it still
-// draws what it found.
+// read), drawn from the verbose check that found Report.Stuck; otherwise
+// of every object (on request), which it checks again, verbosely, within
+// the report's timeout. A check cut off by the timeout still draws what
+// it found.
 func (r Report) WriteHTML(path string) error {
 	var ops [][]porcupine.Operation
 	if r.failing != nil {
@@ -22,15 +23,25 @@ func (r Report) WriteHTML(path string) error {
 	} else {
 		ops = r.segmentOps()
 	}
-	// The nondeterministic model takes each unbounded operation as the
-	// other does, and the lock's partitions are bounded in any history.
-	m := model(true)
-	m.Partition = func([]porcupine.Operation) [][]porcupine.Operation { return ops }
-	_, info := porcupine.CheckOperationsVerbose(m, nil, nonZero(r.timeout))
-	if err := porcupine.VisualizePath(m, info, path); err != nil {
+	m := verboseModel(ops)
+	info := r.diag
+	if info == nil {
+		_, i := porcupine.CheckOperationsVerbose(m, nil, nonZero(r.timeout))
+		info = &i
+	}
+	if err := porcupine.VisualizePath(m, *info, path); err != nil {
 		return &HTMLError{Path: path, Err: err}
 	}
 	return nil
+}
+
+// verboseModel is the model of the verbose checks, over the partitions
+// ops. The nondeterministic model takes each unbounded operation as the
+// other does, and the lock's partitions are bounded in any history.
+func verboseModel(ops [][]porcupine.Operation) porcupine.Model {
+	m := model(true)
+	m.Partition = func([]porcupine.Operation) [][]porcupine.Operation { return ops }
+	return m
 }
 
 // segmentOps returns every object's segments, each after an opening to

@@ -215,6 +215,12 @@ func runAll(ctx context.Context, cfg *config, mutants []mutant) (*report, error)
 		return nil, err
 	}
 	defer s.remove()
+	// A campaign that a planted bug fails under go test keeps its
+	// evidence in the scratch directory, which goes with the run, not in
+	// the system's temporary directory (torture.EnvKeepDir).
+	if err := os.Setenv("COLLAB_KEEP_DIR", filepath.Join(s.dir, "kept")); err != nil {
+		return nil, err
+	}
 	fmt.Fprintf(cfg.out, "scratch copy made in %v\n", time.Since(start).Round(time.Second))
 	if cfg.baseline {
 		var pkgs []string

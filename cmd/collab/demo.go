@@ -107,6 +107,9 @@ func demo(ctx context.Context, cfg torture.Config, stdout, stderr io.Writer) int
 	if cfg.HTML == "" {
 		cfg.HTML = filepath.Join(cfg.Dir, "history.html")
 	}
+	// The run directory outlives the demo, which prints it: a failing
+	// campaign's evidence stays there rather than being copied.
+	cfg.DirKept = true
 	if cfg.Collab = collabCommand; cfg.Collab == "" {
 		exe, err := os.Executable()
 		if err != nil {

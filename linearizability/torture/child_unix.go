@@ -22,6 +22,9 @@ type child struct {
 	paused  bool
 	resume  time.Time // when a paused child is continued
 	stopped time.Time // when it was paused
+	// stoppedAt is the monotonic clock before its SIGSTOP, for the
+	// pauses file.
+	stoppedAt time.Duration
 }
 
 // startChild starts worker process number p of cfg. A goroutine reaps

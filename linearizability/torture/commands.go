@@ -220,18 +220,20 @@ func (w *worker) leaseRunRound(key string) error {
 	if err != nil || !ok {
 		// A wait that timed out may have cut an attempt short, which the
 		// command line does not say: of unknown outcome, as any other end.
+		reason := reasonCommand
 		switch {
 		case err == nil && r.status() == exitHeld:
 			w.note(noteLeaseRunTimedOut)
+			reason = reasonTimeout
 		case err == nil && r.status() == exitMisuse:
 			err = fmt.Errorf("torture: %v refused its arguments: %s", r.cmd.Args, r.stderr.String())
 		}
-		return errors.Join(err, p.End(outUnknown))
+		return errors.Join(err, p.End(unknownFor(reason)))
 	}
 	defer r.stdin.Close()
 	token, err := strconv.ParseUint(line, 10, 64)
 	if err != nil {
-		return errors.Join(fmt.Errorf("torture: %v's command printed %q, not a token", r.cmd.Args, line), p.End(outUnknown))
+		return errors.Join(fmt.Errorf("torture: %v's command printed %q, not a token", r.cmd.Args, line), p.End(unknownFor(reasonCommand)))
 	}
 	if err := p.End(lz.Output{Status: lz.OK, Gen: token}); err != nil {
 		return err
@@ -240,7 +242,7 @@ func (w *worker) leaseRunRound(key string) error {
 	w.nap()
 	return w.recordOn(rec, key, lz.Release, lz.Input{Token: token}, func(context.Context) lz.Output {
 		if r.stdin.Close() != nil || r.wait() != nil || r.status() != 0 {
-			return outUnknown
+			return unknownFor(reasonCommand)
 		}
 		return outDone
 	})

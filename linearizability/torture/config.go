@@ -24,6 +24,18 @@ type Config struct {
 	// Run creates it, or takes it empty, and refuses one that holds
 	// anything (an earlier run's files).
 	Dir string
+	// KeepDir is where a failing campaign keeps its evidence, since Dir
+	// is often a t.TempDir() that goes when its test ends: Run copies
+	// Dir (and HTML, if it lies outside) into a new directory under
+	// KeepDir, and names it in Result.Kept, in the summary and in its
+	// error (see the package doc). "" means the directory that
+	// $COLLAB_KEEP_DIR (EnvKeepDir) names, made if missing, or else
+	// os.TempDir(). It must not lie inside Dir.
+	KeepDir string
+	// DirKept says that the caller keeps Dir after the campaign, as
+	// collab demo does: a failing campaign's evidence stays there, and
+	// Run copies nothing.
+	DirKept bool
 	// Store is StoreSQLite (default), StoreFile, StorePostgres, or the
 	// name of a store of the caller's (Register).
 	Store string

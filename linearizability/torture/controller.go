@@ -21,7 +21,11 @@ import (
 // is not empty, refused before anything is written; a worker that
 // failed on its own is a *WorkerError, a missed target a *TargetError);
 // a violation is a Result whose Failed is true. Every child is killed
-// and reaped before Run returns, whatever happens.
+// and reaped before Run returns, whatever happens. A campaign that fails
+// after its workers started, unless ctx ended it, keeps its evidence
+// where it outlives Dir (see the package doc), named in Result.Kept, or
+// by the *KeptError that then holds the error (errors.As still finds a
+// *WorkerError or a *TargetError in it).
 func Run(ctx context.Context, cfg Config) (*Result, error) {
 	cfg = cfg.WithDefaults()
 	if err := cfg.Validate(); err != nil {
@@ -43,6 +47,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 			return nil, err
 		}
 	}
+	caller := ctx
 	ctx, cancel := context.WithTimeout(ctx, cfg.Deadline-2*cfg.CheckTimeout)
 	defer cancel()
 	ownSchema := cfg.Store == StorePostgres && cfg.PostgresSchema == ""
@@ -58,9 +63,12 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	}
 	stats, runErr := c.run(ctx)
 	if err := errors.Join(runErr, c.close()); err != nil {
-		return nil, err
+		if caller.Err() != nil {
+			return nil, err // the caller ended it: no finding to keep
+		}
+		return keepFailed(cfg, nil, err)
 	}
-	res, err := check(cfg, stats)
+	res, err := checkRun(cfg, stats)
 	if err != nil || res.Failed() || !ownSchema {
 		return res, err
 	}
@@ -116,6 +124,16 @@ func checkRunDir(dir string, missing bool) error {
 	return bad(nil, "is not empty (it holds %q); want a new or empty directory, so that no earlier run's files are overwritten or mixed with this run's", names[0])
 }
 
+// checkRun checks the finished run of cfg (check), and keeps the
+// evidence of a failure (keepFailed).
+func checkRun(cfg Config, stats Stats) (*Result, error) {
+	res, err := check(cfg, stats)
+	if err != nil || res.Failed() {
+		return keepFailed(cfg, res, err)
+	}
+	return res, nil
+}
+
 // check merges the history files of the run and checks them.
 func check(cfg Config, stats Stats) (*Result, error) {
 	paths, err := filepath.Glob(filepath.Join(cfg.Dir, historyDir, "p*.jsonl"))
@@ -143,9 +161,13 @@ func check(cfg Config, stats Stats) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	pauses, err := readPauses(cfg.Dir)
+	if err != nil {
+		return nil, err
+	}
 	stats.DeadTakeovers, stats.CrossTable = j.deadTakeovers, j.crossTable
-	res := &Result{Config: cfg, Stats: stats, Counts: count(h), History: h, Report: lz.Check(h, cfg.CheckTimeout),
-		EndedAlive: j.endedAlive}
+	res := &Result{Config: cfg, Stats: stats, Counts: count(h), Unknown: unknownReasons(h, pauses), History: h,
+		Report: lz.Check(h, cfg.CheckTimeout), EndedAlive: j.endedAlive}
 	if res.Failed() || cfg.WriteHTML {
 		if err := res.Report.WriteHTML(cfg.HTML); err != nil {
 			return res, err

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"path/filepath"
 	"slices"
 	"time"
 
@@ -23,12 +24,14 @@ const (
 )
 
 // controller starts, faults and stops the workers of one campaign, and
-// records each kill in its own history file.
+// records each kill in its own history file, and each pause in the
+// pauses file.
 type controller struct {
 	cfg      Config
 	rng      *rand.Rand
 	rec      *lz.Recorder
 	hist     *os.File
+	pauses   *os.File
 	children []*child
 	next     int // the next worker's process number
 	exited   chan *child
@@ -44,7 +47,11 @@ func newController(cfg Config) (*controller, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &controller{cfg: cfg, rng: rand.New(rand.NewPCG(uint64(cfg.Seed), 0)), hist: hist,
+	pauses, err := appendFile(filepath.Join(cfg.Dir, eventsDir, pausesFile))
+	if err != nil {
+		return nil, errors.Join(err, hist.Close())
+	}
+	return &controller{cfg: cfg, rng: rand.New(rand.NewPCG(uint64(cfg.Seed), 0)), hist: hist, pauses: pauses,
 		rec: lz.NewRecorder(hist, controllerProcess, platform.RealClock()), next: controllerProcess + 1,
 		exited: make(chan *child), quit: make(chan struct{}), tally: newTally(cfg.Dir), start: time.Now()}, nil
 }
@@ -159,7 +166,8 @@ func (c *controller) killOne() error {
 	return c.spawn()
 }
 
-// crash kills ch and reaps it, recorded as a crash of its process.
+// crash kills ch and reaps it, recorded as a crash of its process (and
+// the end of its pause, if it was paused).
 func (c *controller) crash(ch *child) error {
 	p, err := c.rec.BeginCrash(ch.process)
 	if err != nil {
@@ -169,6 +177,9 @@ func (c *controller) crash(ch *child) error {
 	reaped, err := c.reap(ch)
 	if !reaped {
 		return err
+	}
+	if ch.paused {
+		err = errors.Join(err, c.notePause(ch))
 	}
 	return errors.Join(err, p.End(lz.Output{Status: lz.OK}))
 }
@@ -225,6 +236,7 @@ func (c *controller) pauseOne() error {
 		return nil
 	}
 	ch := running[c.rng.IntN(len(running))]
+	ch.stoppedAt = platform.RealClock().Monotonic()
 	if err := ch.stop(); err != nil {
 		return fmt.Errorf("torture: SIGSTOP to worker p%d: %w", ch.process, err)
 	}
@@ -246,6 +258,19 @@ func (c *controller) resumeDue(now time.Time) error {
 		if now.Sub(ch.stopped) >= c.cfg.Pause {
 			c.stats.Pauses++
 		}
+		if err := c.notePause(ch); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// notePause appends ch's pause, which just ended, to the pauses file, in
+// one write: the summary counts the operations of unknown outcome that a
+// pause overlapped as paused (see unknownReasons).
+func (c *controller) notePause(ch *child) error {
+	if _, err := fmt.Fprintf(c.pauses, pauseLine, ch.process, ch.stoppedAt, platform.RealClock().Monotonic()); err != nil {
+		return fmt.Errorf("torture: recording the pause of worker p%d: %w", ch.process, err)
 	}
 	return nil
 }
@@ -283,7 +308,7 @@ func (c *controller) stopAll() error {
 	for _, ch := range c.children {
 		_ = ch.stdin.Close()
 		if ch.paused {
-			errs = append(errs, ch.cont())
+			errs = append(errs, ch.cont(), c.notePause(ch))
 			ch.paused = false
 		}
 	}
@@ -345,5 +370,5 @@ func (c *controller) close() error {
 		<-ch.done // SIGKILL cannot be ignored: the wait is short
 	}
 	c.children = nil
-	return errors.Join(srvErr, c.hist.Close())
+	return errors.Join(srvErr, c.hist.Close(), c.pauses.Close())
 }

@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -35,6 +36,7 @@ func TestWorkerEndsOnItsOwn(t *testing.T) {
 	// No faults and a long campaign: it ends by p1's failure alone.
 	cfg.KillEvery, cfg.PauseEvery, cfg.MinKills, cfg.MinPauses = -1, -1, 0, 0
 	cfg.Duration = time.Minute
+	cfg.KeepDir = t.TempDir() // a failure is expected: its evidence goes with the test
 	type ran struct {
 		res *Result
 		err error
@@ -53,7 +55,11 @@ func TestWorkerEndsOnItsOwn(t *testing.T) {
 		t.Errorf("Run still running %v after a worker failed at once", stopTimeout)
 		r = <-done // Run is bounded: it ends, and kills its children
 	}
-	errs := leaves(r.err)
+	var ke *KeptError
+	if !errors.As(r.err, &ke) || filepath.Dir(ke.Dir) != cfg.KeepDir {
+		t.Fatalf("Run = %v; want a *KeptError keeping the evidence in %s", r.err, cfg.KeepDir)
+	}
+	errs := leaves(ke.Err)
 	var we *WorkerError
 	if r.res != nil || len(errs) != 1 || !errors.As(errs[0], &we) {
 		t.Fatalf("Run = %v, %v (%d errors); want only a *WorkerError", r.res, r.err, len(errs))
@@ -62,7 +68,9 @@ func TestWorkerEndsOnItsOwn(t *testing.T) {
 	if want := procFile(cfg.Dir, logsDir, 1, ".log"); we.Process != 1 || we.Log != want || we.Err == nil {
 		t.Errorf("WorkerError of p%d, log %s, exit %v; want p1, %s and its exit status", we.Process, we.Log, we.Err, want)
 	}
-	if b, err := os.ReadFile(we.Log); err != nil || !strings.Contains(string(b), failMessage) {
-		t.Errorf("the log %s holds %q (%v); want %q", we.Log, b, err, failMessage)
+	for _, log := range []string{we.Log, keptPath(cfg.Dir, ke.Dir, we.Log)} {
+		if b, err := os.ReadFile(log); err != nil || !strings.Contains(string(b), failMessage) {
+			t.Errorf("the log %s holds %q (%v); want %q", log, b, err, failMessage)
+		}
 	}
 }

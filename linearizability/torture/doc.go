@@ -78,6 +78,53 @@
 // (Server.MinCutOff), since whether a stop finds a worker holding a
 // lease depends on the workers' timing.
 //
+// # When a campaign fails
+//
+// A test's run directory is often a t.TempDir(), removed as the test
+// ends, before anyone has read why its campaign failed. So a campaign
+// that fails keeps its evidence: a violation, a check that could not
+// decide, a holder ended alive (Result.Failed), or a run that ended in an
+// error after its workers started (a worker that ended on its own, a
+// missed target, a history that could not be read), but not one the
+// caller's context ended. Run then copies the run directory (the history
+// files, the events, the workers' logs, the stores) and the
+// visualisation into a new directory of this user's alone, named
+// collab-campaign-seed<N>-*, under Config.KeepDir, else under the
+// directory $COLLAB_KEEP_DIR names (EnvKeepDir: a CI job points it at
+// what it uploads), else under os.TempDir(). It copies, rather than
+// moves, so that Dir still holds the run for a caller that reads it
+// afterwards; a campaign that passes copies nothing. Result.Kept names
+// the copy, the summary prints it ("evidence kept in …", and the
+// visualisation's path in it), and an error names it too (*KeptError).
+// So a test that calls Run with a t.TempDir() and prints the summary
+// when the campaign failed, as the README shows, leaves its evidence
+// behind with no more code. A caller that keeps Dir itself, as collab
+// demo does, sets Config.DirKept, and nothing is copied.
+//
+// The summary of a violation names the failing objects (the lease, the
+// process lock or the fence of a key), the shortest failing history
+// first, and says where porcupine's search stopped in it (lz.Stuck): how
+// many operations it linearized, the last of them and the state they
+// leave, and the operations none of which could come next, each with its
+// process, input, output, and call and return times (relative to the
+// printed history, and on the monotonic clock of the history files).
+//
+// It also counts the operations of unknown outcome by reason
+// (Result.Unknown), since a check that must place many of them is slow
+// and a run that makes many may be unsound: killed (its process was
+// SIGKILLed during it, which leaves it open), paused (its worker was
+// paused while it was under way, which the controller records in the
+// events directory's pauses file; its lease or its context ran out
+// meanwhile as a rule), and the reasons the workers record with the
+// outcome (lz.Output.Reason): timeout (its context's deadline passed),
+// lease lost (the lease ended under fenced work that had begun), store
+// error (the store, the resource or the lock failed otherwise),
+// unreported (lease/leader.Run does not say whether a campaign it ended
+// had acquired, nor whether a term's lease was let go), command failed
+// (a collab command ended without saying). For example:
+//
+//	unknown outcomes: 75 (killed 60, timeout 10, store error 5)
+//
 // A repository of the caller's runs the same campaign: Register names
 // an Opener of it and of a Resource for its fenced writes, in the program
 // whose re-executions are the workers, before WorkerMain; Config.Store

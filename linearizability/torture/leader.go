@@ -45,7 +45,7 @@ func (w *worker) leaderRound() error {
 	}
 	// Run ended while campaigning: an attempt under way may have
 	// acquired the lease, which Run then let go.
-	t.end(outUnknown)
+	t.end(unknownFor(reasonUnreported))
 	return t.err
 }
 
@@ -109,7 +109,7 @@ func (t *termRecorder) lead(ctx context.Context, token lease.Token) error {
 }
 
 func (t *termRecorder) stopped(_ lease.Token, cause error) {
-	t.end(outUnknown)
+	t.end(unknownFor(reasonUnreported))
 	if !errors.Is(cause, lease.ErrLost) {
 		return // Run returns
 	}
@@ -125,23 +125,23 @@ func (w *worker) tokenWriteOp(key string, token lease.Token) error {
 	return w.record(key, lz.Write, lz.Input{Token: uint64(token), Value: v}, func(ctx context.Context) lz.Output {
 		unlock, err := w.repo.Fence(ctx, key)
 		if err != nil {
-			return outUnknown
+			return unknown(ctx, err)
 		}
 		defer unlock()
 		rec, ok, err := w.repo.Load(ctx, key)
 		switch {
 		case err != nil:
-			return outUnknown
+			return unknown(ctx, err)
 		case !ok || rec.Snapshot.Generation != token || rec.Snapshot.Released:
 			return outRefused
 		}
 		leave, err := w.section(key)
 		if err != nil {
-			return outUnknown
+			return unknown(ctx, err)
 		}
 		defer leave()
-		if w.res.Write(ctx, key, v) != nil {
-			return outUnknown
+		if err := w.res.Write(ctx, key, v); err != nil {
+			return unknown(ctx, err)
 		}
 		return outOK
 	})

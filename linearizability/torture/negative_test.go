@@ -2,6 +2,7 @@ package torture
 
 import (
 	"context"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -17,7 +18,9 @@ func mutation(name string) string {
 
 // TestNegativeControls runs the harness with broken lease policies,
 // compiled from mutated specs: the check must report a violation, name
-// the failing key, print its history, draw it and give the seed.
+// the failing key and the operations porcupine could not place, print
+// its history, draw it, give the seed, and keep its evidence where it
+// outlives the run directory.
 // Without this the campaigns' "linearizable" could be vacuous.
 //
 // Each mutation alone is masked in a real run by the safety layer the
@@ -51,6 +54,7 @@ func TestNegativeControls(t *testing.T) {
 			cfg.TTL, cfg.Heartbeat = time.Second, 500*time.Millisecond
 			cfg.KillEvery, cfg.PauseEvery, cfg.MinKills, cfg.MinPauses = -1, -1, 0, 0
 			cfg.Duration, cfg.MinStaleWrites = time.Second, 1
+			cfg.KeepDir = t.TempDir() // a failure is expected: its evidence goes with the test
 			// A bound for a machine loaded far beyond what the run needs
 			// (seconds), not a time it is expected to take.
 			cfg.Deadline = 2*time.Minute + 2*cfg.CheckTimeout
@@ -65,13 +69,18 @@ func TestNegativeControls(t *testing.T) {
 			if res.Report.Verdict != lz.Violation {
 				t.Fatalf("verdict %v with the broken policies, want a violation", res.Report.Verdict)
 			}
-			for _, want := range []string{"porcupine: violation", "replay with seed 7", "not linearizable", "history: " + res.HTML} {
+			for _, want := range []string{"porcupine: violation", "replay with seed 7", "not linearizable", "history: " + res.HTML,
+				"violating objects, the shortest failing history first: ", "it could place none of these next:\n  p",
+				"evidence kept in " + res.Kept} {
 				if !strings.Contains(text, want) {
 					t.Errorf("summary lacks %q", want)
 				}
 			}
 			if res.HTML == "" || res.Report.FailingKey == "" {
 				t.Errorf("no visualisation (%q) or failing key (%q)", res.HTML, res.Report.FailingKey)
+			}
+			if _, err := os.Stat(res.HTML); res.Kept == "" || filepath.Dir(res.Kept) != cfg.KeepDir || err != nil {
+				t.Errorf("evidence kept in %q, visualisation %v; want a directory of %s holding it", res.Kept, err, cfg.KeepDir)
 			}
 		})
 	}

@@ -20,11 +20,11 @@ const (
 	noteLost     = "lost"    // a holder declared its lease lost
 )
 
-// Outputs the operations record.
+// Outputs the operations record; one of unknown outcome says why
+// (unknown).
 var (
 	outOK      = lz.Output{Status: lz.OK}
 	outRefused = lz.Output{Status: lz.Refused}
-	outUnknown = lz.Output{Status: lz.Unknown}
 	outDone    = lz.Output{Status: lz.Done}
 )
 
@@ -112,16 +112,16 @@ func (w *worker) acquireOp(key string) (*lease.Lease, error) {
 		case errors.Is(err, lease.ErrHeld):
 			return outRefused
 		}
-		return outUnknown
+		return unknown(ctx, err)
 	})
 	return l, err
 }
 
 // releaseOp closes l.
 func (w *worker) releaseOp(l *lease.Lease) error {
-	return w.record(l.Key(), lz.Release, lz.Input{Token: uint64(l.Token())}, func(context.Context) lz.Output {
-		if l.Close() != nil {
-			return outUnknown
+	return w.record(l.Key(), lz.Release, lz.Input{Token: uint64(l.Token())}, func(ctx context.Context) lz.Output {
+		if err := l.Close(); err != nil {
+			return unknown(ctx, err)
 		}
 		return outDone // Close says nothing of whether its tombstone was written
 	})
@@ -154,7 +154,7 @@ func (w *worker) writeOp(key string, l *lease.Lease) error {
 			}
 			return w.res.Write(ctx, key, v)
 		})
-		out := writeOutput(err, ran)
+		out := writeOutput(ctx, err, ran)
 		if out.Status == lz.Refused {
 			w.note(noteRefused)
 		}
@@ -173,10 +173,11 @@ func (w *worker) section(key string) (leave func(), err error) {
 	return func() { _ = w.rec.Instant(key, lz.Leave, lz.Input{}, outOK) }, nil
 }
 
-// writeOutput classifies a fenced write: refused only when the work
-// certainly did not write (RunFenced refused to run it, or it found its
-// context ended first); any other failure is of unknown outcome.
-func writeOutput(err error, ran bool) lz.Output {
+// writeOutput classifies a fenced write, its context ctx: refused only
+// when the work certainly did not write (RunFenced refused to run it, or
+// it found its context ended first); any other failure is of unknown
+// outcome.
+func writeOutput(ctx context.Context, err error, ran bool) lz.Output {
 	switch {
 	case err == nil:
 		return outOK
@@ -185,7 +186,7 @@ func writeOutput(err error, ran bool) lz.Output {
 	case ran && errors.Is(err, errNotWritten):
 		return outRefused
 	}
-	return outUnknown
+	return unknown(ctx, err)
 }
 
 // readOp reads key's value under its fence.
@@ -193,17 +194,17 @@ func (w *worker) readOp(key string) error {
 	return w.record(key, lz.Read, lz.Input{}, func(ctx context.Context) lz.Output {
 		unlock, err := w.repo.Fence(ctx, key)
 		if err != nil {
-			return outUnknown
+			return unknown(ctx, err)
 		}
 		defer unlock()
 		leave, err := w.section(key)
 		if err != nil {
-			return outUnknown
+			return unknown(ctx, err)
 		}
 		defer leave()
 		v, err := w.res.Read(ctx, key)
 		if err != nil {
-			return outUnknown
+			return unknown(ctx, err)
 		}
 		return lz.Output{Status: lz.OK, Value: v}
 	})
@@ -223,15 +224,15 @@ func (w *worker) lockRound(key string) error {
 		case errors.Is(err, plock.ErrHeld):
 			return outRefused
 		}
-		return outUnknown
+		return unknown(ctx, err)
 	})
 	if err != nil || l == nil {
 		return err
 	}
 	w.nap()
-	return w.record(key, lz.Unlock, lz.Input{}, func(context.Context) lz.Output {
-		if l.Release() != nil {
-			return outUnknown
+	return w.record(key, lz.Unlock, lz.Input{}, func(ctx context.Context) lz.Output {
+		if err := l.Release(); err != nil {
+			return unknown(ctx, err)
 		}
 		return outOK
 	})

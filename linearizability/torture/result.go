@@ -17,15 +17,27 @@ type Result struct {
 	Stats  Stats
 	// Counts are the merged history's operations by kind and outcome
 	// ("open": the process was killed during the operation).
-	Counts  map[lz.Kind]map[string]int
+	Counts map[lz.Kind]map[string]int
+	// Unknown counts the operations of unknown outcome by reason:
+	// killed, paused, timeout, lease lost, store error, unreported,
+	// command failed (see the package doc).
+	Unknown map[string]int
 	History lz.History
 	Report  lz.Report
 	// EndedAlive are the breaks without force and the takeovers on proof
 	// of death that ended a holder that was not dead (see the package
 	// doc): each is a failure, which the history's check cannot see.
 	EndedAlive []string
-	// HTML is the visualisation written, or "".
+	// HTML is the visualisation written, or "": its copy in Kept when
+	// Run kept one.
 	HTML string
+	// Kept is where the evidence of a failed campaign is kept: a new
+	// directory that holds a copy of the run directory (see
+	// Config.KeepDir), or Dir itself with Config.DirKept; "" when the
+	// campaign passed, or no copy could be made (KeepErr).
+	Kept string
+	// KeepErr is why the evidence could not be kept, or kept whole.
+	KeepErr error
 	// SchemaDropped says that Run dropped the PostgreSQL schema it named
 	// for the run (see Config.PostgresSchema).
 	SchemaDropped bool
@@ -54,9 +66,13 @@ func count(h lz.History) map[lz.Kind]map[string]int {
 var outcomes = []string{"ok", "refused", "done", "unknown", "open"}
 
 // Print writes the summary: the campaign's settings, a table of
-// operations by kind and outcome, the faults, the verdict, the seed to
-// replay it, the shortest failing history after a violation, and the
-// visualisation's path.
+// operations by kind and outcome, the operations of unknown outcome by
+// reason, the faults, the verdict; after a violation the failing
+// objects, where porcupine's search stopped (lz.Stuck: the operations it
+// could not place, with their processes, inputs, outputs and times) and
+// the shortest failing history; the seed to replay a failure, the
+// visualisation's path, the run directory, and where a failure's
+// evidence is kept.
 func (r *Result) Print(w io.Writer) {
 	c := r.Config
 	fmt.Fprintf(w, "campaign: store %s, %d workers (%d in pid namespaces of their own), %d keys, TTL %v, heartbeat %v, seed %d, %v\n",
@@ -75,6 +91,7 @@ func (r *Result) Print(w io.Writer) {
 		fmt.Fprintf(tw, "%s\t%d\t\n", strings.Join(row, "\t"), total)
 	}
 	_ = tw.Flush()
+	fmt.Fprintf(w, "unknown outcomes: %s\n", unknownSummary(r.Unknown))
 	s := r.Stats
 	fmt.Fprintf(w, "faults: %d SIGKILLs, %d SIGSTOP/SIGCONT pauses of at least %v, %d worker processes\n",
 		s.Kills, s.Pauses, c.Pause, s.Started)
@@ -102,6 +119,12 @@ func (r *Result) Print(w io.Writer) {
 	rep := r.Report
 	fmt.Fprintf(w, "porcupine: %s (%d operations, %d objects, %d of unknown outcome, %d segments of at most %d operations, checked in %v)\n",
 		rep.Verdict, rep.Ops, rep.Keys, rep.Uncertain, rep.Segments, rep.Longest, rep.Elapsed.Round(time.Millisecond))
+	if len(rep.Failing) > 0 {
+		fmt.Fprintf(w, "violating objects, the shortest failing history first: %s\n", objects(rep.Failing))
+	}
+	if rep.Stuck != nil {
+		fmt.Fprint(w, rep.Stuck)
+	}
 	if r.Failed() {
 		fmt.Fprintf(w, "replay with seed %d\n", c.Seed)
 	}
@@ -112,6 +135,12 @@ func (r *Result) Print(w io.Writer) {
 		fmt.Fprintf(w, "history: %s\n", r.HTML)
 	}
 	fmt.Fprintf(w, "run directory: %s\n", c.Dir)
+	if r.Kept != "" && r.Kept != c.Dir {
+		fmt.Fprintf(w, "evidence kept in %s (a copy of the run directory, which its caller may remove)\n", r.Kept)
+	}
+	if r.KeepErr != nil {
+		fmt.Fprintf(w, "evidence not kept whole: %v\n", r.KeepErr)
+	}
 	if c.Store == StorePostgres {
 		kept := "kept"
 		if r.SchemaDropped {
@@ -119,6 +148,15 @@ func (r *Result) Print(w io.Writer) {
 		}
 		fmt.Fprintf(w, "PostgreSQL schema: %s (%s)\n", c.PostgresSchema, kept)
 	}
+}
+
+// objects lists ids as "lease "k1", lock "k0"".
+func objects(ids []lz.ObjectID) string {
+	out := make([]string, len(ids))
+	for i, id := range ids {
+		out[i] = id.String()
+	}
+	return strings.Join(out, ", ")
 }
 
 // lockKind names how the workers' process locks are taken on store.

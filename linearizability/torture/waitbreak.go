@@ -40,7 +40,7 @@ func (w *worker) waitOp(key string) (*lease.Lease, error) {
 		case errors.Is(err, lease.ErrHeld):
 			return outRefused
 		}
-		return outUnknown
+		return unknown(ctx, err)
 	})
 	return l, err
 }
@@ -62,6 +62,6 @@ func (w *worker) breakOp(key string) error {
 		case errors.Is(err, lease.ErrNotHeld), errors.Is(err, lease.ErrHeld), errors.Is(err, store.ErrRevisionConflict):
 			return outRefused
 		}
-		return outUnknown
+		return unknown(ctx, err)
 	})
 }
