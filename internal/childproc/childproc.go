@@ -1,8 +1,11 @@
 // Package childproc starts the running test binary again as a child
 // process, for tests that need real processes: holders to kill with
-// SIGKILL, pause with SIGSTOP, and talk to over pipes. The child runs no
-// tests (-test.run=^$); the test's TestMain recognises it by the
-// environment it is given and does the child's work instead.
+// SIGKILL, pause with SIGSTOP, and talk to over pipes. A child of Start
+// runs no tests (-test.run=^$); the test's TestMain recognises it by the
+// environment it is given and does the child's work instead. A child of
+// StartRun runs the tests its pattern selects, which recognise it by
+// their environment, so that a package can hold children without a
+// TestMain of its own.
 package childproc
 
 import (
@@ -29,7 +32,14 @@ type Child struct {
 // child cannot die), killed and reaped if it still runs.
 func Start(t testing.TB, env ...string) *Child {
 	t.Helper()
-	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	return StartRun(t, "^$", env...)
+}
+
+// StartRun is Start for a child that runs the tests pattern selects, as
+// -test.run does.
+func StartRun(t testing.TB, pattern string, env ...string) *Child {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run="+pattern)
 	// A race-enabled child would otherwise sleep a second before exiting.
 	gorace := strings.TrimSpace(os.Getenv("GORACE") + " atexit_sleep_ms=0")
 	cmd.Env = append(append(os.Environ(), "GORACE="+gorace), env...)

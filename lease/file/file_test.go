@@ -32,7 +32,7 @@ func openRepo(t testing.TB, p *platform.Platform, dir string) *file.Repository {
 }
 
 func TestRepository(t *testing.T) {
-	leasetest.Run(t, func(t *testing.T) store.Repository { return openRepo(t, platform.OS(), t.TempDir()) })
+	leasetest.RunShared(t, func(t *testing.T, dir string) store.Repository { return openRepo(t, platform.OS(), dir) })
 }
 
 // TestLayout: the files are where the package documentation

@@ -141,6 +141,68 @@ func testFenceUnlockIdempotent(t *testing.T, r store.Repository) {
 	fenceNow(t, r, "k")()
 }
 
+// testFenceHeldThroughLoss: a fence stays held until its holder unlocks
+// it, though the context the holder took it with ends and the callers
+// waiting for it give up.
+//
+// Both happen at once when a lease is lost: the manager cancels the
+// context of each of the holder's RunFenced calls, the context each took
+// the fence with or waits for it with: the call that holds the fence,
+// which may have re-read the record and be about to start its work, and
+// those still waiting. The bug this catches is a waiter that,
+// giving up, takes the key's lock away with it: a store that removes the
+// lock file it opened when its wait ends, so as to leave no file behind
+// for a key it never got, removes the file the holder has locked, and
+// the next caller creates a new one and locks it at once. The successor,
+// whose Fence is that next call, then starts its fenced work while the
+// lost holder's starts too. (A fence that ends with its holder's context,
+// such as a lock taken in a transaction that database/sql rolls back
+// when the context ends, fails here the same way.)
+func testFenceHeldThroughLoss(t *testing.T, r store.Repository) {
+	lost := errors.New("lease lost")
+	ctx, cancel := context.WithCancelCause(t.Context())
+	defer cancel(nil)
+	unlock, err := r.Fence(ctx, "k")
+	if err != nil {
+		t.Fatalf("Fence(%q) on a free fence: %v", "k", err)
+	}
+	const waiters = 3
+	results := make(chan error, waiters)
+	for range waiters {
+		go func() {
+			u, err := r.Fence(ctx, "k")
+			if err == nil {
+				u()
+				err = errors.New("a waiting Fence returned while the fence was held")
+			}
+			results <- err
+		}()
+	}
+	wantFenceHeld(t, r, "k") // one more caller, who gives up
+	cancel(lost)
+	for range waiters {
+		if err := <-results; !errors.Is(err, lost) {
+			t.Fatalf("Fence waiting for a held fence when its context ended = %v, want its cause", err)
+		}
+	}
+	wantFenceHeld(t, r, "k")
+	unlock()
+	fenceNow(t, r, "k")()
+}
+
+// testFenceOtherHandle: a fence held through one handle keeps another
+// handle's Fence waiting, through callers that give up, until it is
+// unlocked.
+func testFenceOtherHandle(t *testing.T, dir string, open func(*testing.T, string) store.Repository) {
+	a, b := open(t, dir), open(t, dir)
+	unlock := fenceNow(t, a, "k")
+	wantFenceHeld(t, b, "k")
+	wantFenceHeld(t, b, "k") // the first caller's giving up freed nothing
+	unlock()
+	fenceNow(t, b, "k")()
+	fenceNow(t, a, "k")()
+}
+
 // raise sets highest to n if n is larger.
 func raise(highest *atomic.Int32, n int32) {
 	for {

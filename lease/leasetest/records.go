@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -178,13 +179,20 @@ func testEndedContext(t *testing.T, r store.Repository) {
 const contenders = 16
 
 func testConcurrentSavesOneWins(t *testing.T, r store.Repository) {
-	t.Run("create", func(t *testing.T) { raceSaves(t, r, "fresh", 0, 100) })
+	raceRevisions(t, []store.Repository{r})
+}
+
+// raceRevisions races contenders goroutines, spread over repos (handles
+// on one repository), to create a record and then, raceRounds times, to
+// save over its last revision.
+func raceRevisions(t *testing.T, repos []store.Repository) {
+	t.Run("create", func(t *testing.T) { raceSaves(t, repos, "fresh", 0, 100) })
 	t.Run("update", func(t *testing.T) {
 		// One round's goroutines may happen to run one after another; a
 		// compare-and-swap that is not atomic shows in some round.
-		rev := mustSave(t, r, "existing", snapshot(1), 0)
+		rev := mustSave(t, repos[0], "existing", snapshot(1), 0)
 		for round := range raceRounds {
-			rev = raceSaves(t, r, "existing", rev, store.Token(100*(round+1)))
+			rev = raceSaves(t, repos, "existing", rev, store.Token(100*(round+1)))
 		}
 	})
 }
@@ -193,10 +201,11 @@ func testConcurrentSavesOneWins(t *testing.T, r store.Repository) {
 // winner's revision.
 const raceRounds = 10
 
-// raceSaves has contenders goroutines save over expected at once, with
-// generations from firstGen, checks that exactly one wins and every other
-// sees the winner's revision, and returns the winner's revision.
-func raceSaves(t *testing.T, r store.Repository, key string, expected store.Revision, firstGen store.Token) store.Revision {
+// raceSaves has contenders goroutines, the i-th through repos[i%len(repos)],
+// save over expected at once, with generations from firstGen, checks that
+// exactly one wins and every other sees the winner's revision, and returns
+// the winner's revision.
+func raceSaves(t *testing.T, repos []store.Repository, key string, expected store.Revision, firstGen store.Token) store.Revision {
 	type result struct {
 		gen store.Token
 		rev store.Revision
@@ -207,6 +216,7 @@ func raceSaves(t *testing.T, r store.Repository, key string, expected store.Revi
 	var wg sync.WaitGroup
 	for i := range contenders {
 		gen := firstGen + store.Token(i)
+		r := repos[i%len(repos)]
 		wg.Go(func() {
 			<-start
 			rev, err := r.Save(t.Context(), key, snapshot(gen), expected)
@@ -226,15 +236,149 @@ func raceSaves(t *testing.T, r store.Repository, key string, expected store.Revi
 		}
 	}
 	if len(winners) != 1 {
-		t.Fatalf("%d of %d saves over revision %d succeeded, want exactly 1 (others failed with %v)", len(winners), contenders, expected, losers)
+		t.Fatalf("%d of %d saves over revision %d through %d handles succeeded, want exactly 1 (others failed with %v)", len(winners), contenders, expected, len(repos), losers)
 	}
 	win := winners[0]
 	for _, err := range losers {
 		wantConflict(t, err, key, expected, win.rev)
 	}
-	wantRecord(t, r, key, snapshot(win.gen), win.rev)
+	wantRecord(t, repos[0], key, snapshot(win.gen), win.rev)
 	return win.rev
 }
+
+// testInterleavedSavesOneWins: of two saves over one revision, exactly one
+// wins, however the second falls into the first (see interleaveSaves).
+func testInterleavedSavesOneWins(t *testing.T, r store.Repository) {
+	interleaveSaves(t, r, r)
+}
+
+// interleaveSaves checks the compare-and-swap where a race cannot be
+// relied on to: goroutines that race may well run one after another, and
+// on one processor they always do. A Save through a is stopped
+// where it looks at its context (every Save does, first, and one on a
+// database looks again at each call it makes), at its first look, then at
+// its second, and so on, and while it is stopped a Save through b over
+// the same revision runs. A store that reads, compares and writes under
+// a lock it holds shared, or under none, lets b read the revision that a
+// has read and compared, and both write: it fails here every time,
+// provided it looks at its context between its read and its write. One
+// that does not (a file store's system calls take no context) shows
+// only in the races of ConcurrentSavesOneWins.
+//
+// A correct store makes b wait while a is stopped inside its exclusive
+// section; b is let wait heldProbe, then a goes on.
+func interleaveSaves(t *testing.T, a, b store.Repository) {
+	rev := mustSave(t, a, "k", snapshot(1), 0)
+	for look := int64(1); look <= maxLooks; look++ {
+		var more bool
+		rev, more = interleave(t, a, b, "k", rev, look, store.Token(10*look))
+		if !more {
+			return
+		}
+	}
+}
+
+// maxLooks bounds the looks at its context at which interleaveSaves stops
+// a save; a save that looks more often is checked at its first maxLooks.
+const maxLooks = 64
+
+// interleave runs a's save over expected, stopped at its look-th look at
+// its context, and b's over expected meanwhile; it checks that exactly
+// one wins, and returns the winner's revision and whether a's save looked
+// that often (later looks may be worth stopping at too).
+func interleave(t *testing.T, a, b store.Repository, key string, expected store.Revision, look int64, gen store.Token) (store.Revision, bool) {
+	t.Helper()
+	type result struct {
+		rev store.Revision
+		err error
+	}
+	ctx := newPausingContext(t.Context(), look)
+	defer ctx.resume()
+	first := make(chan result, 1)
+	go func() {
+		rev, err := a.Save(ctx, key, snapshot(gen), expected)
+		first <- result{rev, err}
+	}()
+	select {
+	case <-ctx.paused:
+	case res := <-first:
+		// a finished alone: it looked fewer times than look, or it was
+		// stopped on a goroutine of its own that it did not wait for.
+		if res.err != nil {
+			t.Fatalf("Save(%q, generation %d, over %d) alone: %v", key, gen, expected, res.err)
+		}
+		wantRecord(t, a, key, snapshot(gen), res.rev)
+		return res.rev, ctx.looks.Load() >= look
+	}
+	second := make(chan result, 1)
+	go func() {
+		rev, err := b.Save(t.Context(), key, snapshot(gen+1), expected)
+		second <- result{rev, err}
+	}()
+	probe := time.NewTimer(heldProbe)
+	select {
+	case <-probe.C: // b waits for a, as it should inside a's exclusive section
+	case res := <-second:
+		second <- res
+	}
+	probe.Stop()
+	ctx.resume()
+	resA, resB := <-first, <-second
+	switch {
+	case resA.err == nil && resB.err == nil:
+		t.Fatalf("two saves over revision %d both succeeded, with revisions %d and %d: the second ran while the first was stopped where it looked at its context (look %d), between its read and its write", expected, resA.rev, resB.rev, look)
+	case resA.err == nil:
+		wantConflict(t, resB.err, key, expected, resA.rev)
+		wantRecord(t, a, key, snapshot(gen), resA.rev)
+		return resA.rev, true
+	case resB.err == nil:
+		wantConflict(t, resA.err, key, expected, resB.rev)
+		wantRecord(t, a, key, snapshot(gen+1), resB.rev)
+		return resB.rev, true
+	}
+	t.Fatalf("two saves over revision %d both failed, the first stopped where it looked at its context (look %d): %v; %v", expected, look, resA.err, resB.err)
+	return 0, false
+}
+
+// pausingContext is a context that stops the call to its Done or Err
+// that is its look-th (both count) until resume, or until the context it
+// wraps ends; the calls before and after it pass at once.
+type pausingContext struct {
+	context.Context
+	look    int64
+	looks   atomic.Int64
+	paused  chan struct{} // closed when the look-th call begins
+	resumed chan struct{}
+	once    sync.Once
+}
+
+func newPausingContext(parent context.Context, look int64) *pausingContext {
+	return &pausingContext{Context: parent, look: look, paused: make(chan struct{}), resumed: make(chan struct{})}
+}
+
+func (c *pausingContext) Done() <-chan struct{} {
+	c.count()
+	return c.Context.Done()
+}
+
+func (c *pausingContext) Err() error {
+	c.count()
+	return c.Context.Err()
+}
+
+func (c *pausingContext) count() {
+	if c.looks.Add(1) != c.look {
+		return
+	}
+	close(c.paused)
+	select {
+	case <-c.resumed:
+	case <-c.Context.Done():
+	}
+}
+
+// resume lets the stopped call go on; it is idempotent.
+func (c *pausingContext) resume() { c.once.Do(func() { close(c.resumed) }) }
 
 // invalidSnapshots are snapshots no lease record holds, each with the
 // field it breaks.

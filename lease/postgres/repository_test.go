@@ -3,6 +3,9 @@ package postgres_test
 import (
 	"context"
 	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -17,9 +20,31 @@ import (
 
 func TestConformance(t *testing.T) {
 	testURL(t)
-	leasetest.Run(t, func(t *testing.T) store.Repository {
-		return openRepo(t, newSchema(t))
+	leasetest.RunShared(t, func(t *testing.T, dir string) store.Repository {
+		return openRepo(t, schemaIn(t, dir))
 	})
+}
+
+// schemaIn returns the schema of the repository that leasetest keeps in
+// dir. The first handle on dir, which the suite opens in the test itself,
+// takes a fresh schema (dropped when its test ends) and names it in a
+// file there, where the other handles and the suite's other process find
+// it.
+func schemaIn(t *testing.T, dir string) string {
+	t.Helper()
+	path := filepath.Join(dir, "schema")
+	name, err := os.ReadFile(path)
+	if err == nil {
+		return string(name)
+	}
+	if !errors.Is(err, fs.ErrNotExist) {
+		t.Fatal(err)
+	}
+	schema := newSchema(t)
+	if err := os.WriteFile(path, []byte(schema), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return schema
 }
 
 // TestSchemaSetupIsIdempotent: opening a new schema from several

@@ -22,8 +22,8 @@ import (
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 func TestRepository(t *testing.T) {
-	leasetest.Run(t, func(t *testing.T) store.Repository {
-		return repotest.OpenSQLite(t, platformsqlite.OS(), filepath.Join(t.TempDir(), "leases.db"))
+	leasetest.RunShared(t, func(t *testing.T, dir string) store.Repository {
+		return repotest.OpenSQLite(t, platformsqlite.OS(), filepath.Join(dir, "leases.db"))
 	})
 }
 
