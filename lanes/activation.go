@@ -18,6 +18,8 @@ type activation struct {
 	ended    chan struct{}      // made when Cancel waits; closed once the lane has stepped past it
 	returned bool               // Activate has returned
 	left     bool               // the contract monitor saw Activate return (monitored builds only)
+	began    time.Duration      // when it took its slot (Lanes.timed)
+	waited   time.Duration      // how long its lane waited in the queue for it (Lanes.timed)
 }
 
 // held says whether an activation holds the lane's slot.
@@ -34,7 +36,11 @@ func (a *activation) endedLocked() chan struct{} {
 // startLocked takes a slot for an activation of ln; fx gets it a
 // goroutine once the lock is released.
 func (l *Lanes[K]) startLocked(ln *lane[K], fx *effects[K]) {
-	ln.run = activation{ctx: newActivationContext(l.values), seq: ln.run.seq + 1}
+	ln.run = activation{ctx: newActivationContext(l.values), seq: ln.run.seq + 1, began: l.hookTime(), waited: ln.waited}
+	ln.waited = 0
+	if l.cfg.Metrics != nil {
+		l.runs.push(ln)
+	}
 	l.running++
 	l.activations.Add(1)
 	fx.starts.push(ln)
@@ -59,12 +65,14 @@ func (l *Lanes[K]) runActivation(ln *lane[K]) (next *lane[K]) {
 	defer l.activations.Done()
 	// Nothing else writes these while the activation runs: its own end
 	// step clears them.
-	key, ctx, seq := ln.key, ln.run.ctx, ln.run.seq
+	key, ctx, seq, began := ln.key, ln.run.ctx, ln.run.seq, ln.run.began
+	if l.cfg.Metrics != nil {
+		l.cfg.Metrics.Waited(ln.run.waited)
+	}
 	if l.cfg.TurnTimeout > 0 {
 		timer := l.cfg.Clock.AfterFunc(l.cfg.TurnTimeout, func() { l.timeout(ln, seq) })
 		defer timer.Stop()
 	}
-	began := l.hookTime()
 	var (
 		err      error
 		returned bool
@@ -95,7 +103,11 @@ func (l *Lanes[K]) runActivation(ln *lane[K]) (next *lane[K]) {
 			exit = Failed{Err: failure, Stack: debug.Stack()}
 		}
 		ctx.cancel(context.Canceled) // the activation is over
-		l.cfg.Hooks.ended(key, l.hookTime()-began, exit)
+		ran := l.hookTime() - began
+		l.cfg.Hooks.ended(key, ran, exit)
+		if l.cfg.Metrics != nil {
+			l.observeEnd(ctx, ran)
+		}
 		next = l.finish(ln, seq, exit, goexit)
 	}()
 	if monitoring {
@@ -139,9 +151,10 @@ func (l *Lanes[K]) finish(ln *lane[K], seq uint64, exit Exit, dying bool) (next 
 	return nil // set by the deferred step
 }
 
-// hookTime reads the clock only when a hook will hear a duration.
+// hookTime reads the clock only when a hook or the metrics will hear a
+// duration.
 func (l *Lanes[K]) hookTime() time.Duration {
-	if l.cfg.Hooks.Ended == nil && l.cfg.Hooks.Waited == nil {
+	if !l.timed {
 		return 0
 	}
 	return l.cfg.Clock.Monotonic()

@@ -40,11 +40,15 @@ type Config[K comparable] struct {
 	// them. It is an interface, not *slog.Logger, so that a program that
 	// uses lanes links no log/slog unless it logs.
 	Logger Logger
-	// Clock times TurnTimeout and the durations Hooks hear; nil means the
-	// real clock.
+	// Clock times TurnTimeout and the durations Hooks and Metrics hear;
+	// nil means the real clock.
 	Clock clock.Clock
-	// Hooks observe queue depth, waits, activations, timeouts and panics.
+	// Hooks observe each key's waits, activations, timeouts and panics,
+	// and the queue depth.
 	Hooks Hooks[K]
+	// Metrics, if set, receives the lanes' metrics; nil means none, and
+	// costs nothing.
+	Metrics Metrics
 }
 
 // ConfigError reports an invalid Config field.

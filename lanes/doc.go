@@ -50,7 +50,31 @@
 //
 // Nothing is persisted: lanes live in one process. A key's entry is
 // deleted when it goes idle, so memory does not grow with the number of
-// keys ever woken (a few dozen idle entries are kept for reuse).
+// keys ever woken (a few dozen idle entries are kept for reuse, without
+// their keys: the lanes keep no idle key reachable).
+//
+// # Metrics and hooks
+//
+// Config.Metrics feeds a metrics library, as client-go workqueue's
+// MetricsProvider does: the depth, wakes by result, the time a lane
+// waited in the queue before its activation started, activation times,
+// the activations running, owed wakes dropped and turn timeouts; and
+// LongestRunning reads the age of the oldest running activation when the
+// library scrapes. The depth is the queue places in use, as MaxQueued
+// counts them: the lanes waiting for a slot and the follow-ups owed by
+// running lanes, so a wake refused with ErrQueueFull finds it at
+// MaxQueued (0 with NoQueue). Metrics hears no keys and is called
+// without the lanes' lock; nil means none and costs nothing: no
+// allocation, lock or clock reading.
+//
+// Config.Hooks hear the same events key by key, for logs, traces or
+// accounts per key, some with the lanes' lock held. Metrics is not built
+// on Hooks: wake results, the activations running and dropped wakes have
+// no hook, so Hooks would have had to grow as much as a Metrics of their
+// own; and a hook called under the lock binds the library behind it not
+// to block and not to call back into the lanes. Metrics gets its gauges
+// as changes instead, which add up in any order once the lock is
+// released.
 //
 // # Policy
 //
@@ -72,14 +96,14 @@
 // The caller's duties:
 //
 //  1. Activate returns soon after its context is cancelled.
-//  2. OnExit does not call Cancel or Close of the same lanes, nor wait
-//     for them; nor does Activate call Close or wait for it (Close waits
-//     for every activation to return, the caller's own too, so it would
-//     wait for ever). Activate cancels its own key, or a key whose
-//     activation may cancel its own, only with a ctx that ends: Cancel
-//     waits for the activation, here the caller. To stop the lanes from
-//     inside, cancel the context given to New, whose Close runs on a
-//     goroutine of its own.
+//  2. OnExit and the Metrics methods do not call Cancel or Close of the
+//     same lanes, nor wait for them; nor does Activate call Close or wait
+//     for it (Close waits for every activation to return, the caller's
+//     own too, so it would wait for ever). Activate cancels its own key,
+//     or a key whose activation may cancel its own, only with a ctx that
+//     ends: Cancel waits for the activation, here the caller. To stop the
+//     lanes from inside, cancel the context given to New, whose Close
+//     runs on a goroutine of its own.
 //  3. Close is called (or New's ctx cancelled) before the program drops
 //     the lanes, so that their goroutines end.
 //

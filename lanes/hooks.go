@@ -2,13 +2,15 @@ package lanes
 
 import "time"
 
-// Hooks observe the lanes without a metrics dependency, as client-go's
-// workqueue metrics do: feed them to the metrics library of your choice.
-// Every field is optional. Hooks are called from the lanes' goroutines,
-// some with the lanes' lock held: they must be fast and must not call
-// back into the lanes.
+// Hooks observe the lanes key by key: for logs, traces, or accounts kept
+// per key. For metrics, use Metrics, which hears no keys and is called
+// without the lanes' lock. Every field is optional. Hooks are called from
+// the lanes' goroutines, some with the lanes' lock held: they must be
+// fast and must not call back into the lanes.
 type Hooks[K comparable] struct {
-	// QueueDepth hears the number of waiting lanes whenever it changes.
+	// QueueDepth hears the depth after each step that changed it: the
+	// queue places in use, which are the lanes waiting for a slot and
+	// the follow-ups owed by running lanes, as MaxQueued counts them.
 	QueueDepth func(n int)
 	// Waited hears how long a lane waited in the queue for its slot.
 	Waited func(key K, d time.Duration)

@@ -2,7 +2,6 @@ package lanes_test
 
 import (
 	"context"
-	"expvar"
 	"fmt"
 	"sync"
 	"time"
@@ -10,41 +9,50 @@ import (
 	"github.com/rivus/collab/lanes"
 )
 
-// Hooks feed a metrics library; here the standard library's expvar, whose
-// variables a process serves at /debug/vars. Any other library (a
-// Prometheus histogram's Observe, an OpenTelemetry counter's Add) plugs in
-// the same way.
+// Hooks hear each key's events, for logs, traces or accounts per key;
+// here a line for each activation as it ends. (For metrics, which hear no
+// keys, see Metrics.) With one slot, the keys run in the order they were
+// woken.
 func ExampleHooks() {
 	var (
-		depth    = new(expvar.Int)
-		waited   = new(expvar.Float) // seconds spent waiting for a slot, summed
-		ran      = new(expvar.Map)   // activations by how they ended
-		timeouts = new(expvar.Int)
+		mu    sync.Mutex
+		lines []string
+		done  sync.WaitGroup
 	)
-	var done sync.WaitGroup
 	done.Add(3)
 	l, err := lanes.New(context.Background(), lanes.Config[string]{
-		MaxConcurrent: 2,
-		Activate:      func(context.Context, string) error { return nil },
-		OnExit:        func(string, lanes.Exit) { done.Done() },
+		MaxConcurrent: 1,
+		Activate: func(_ context.Context, key string) error {
+			if key == "b" {
+				return fmt.Errorf("no room for %s", key)
+			}
+			return nil
+		},
+		OnExit: func(string, lanes.Exit) { done.Done() },
 		Hooks: lanes.Hooks[string]{
-			QueueDepth: func(n int) { depth.Set(int64(n)) },
-			Waited:     func(_ string, d time.Duration) { waited.Add(d.Seconds()) },
-			Ended:      func(_ string, _ time.Duration, exit lanes.Exit) { ran.Add(fmt.Sprintf("%T", exit), 1) },
-			TimedOut:   func(string) { timeouts.Add(1) },
+			Ended: func(key string, _ time.Duration, exit lanes.Exit) {
+				mu.Lock()
+				defer mu.Unlock()
+				lines = append(lines, key+": "+exit.String())
+			},
 		},
 	})
 	if err != nil {
-		panic(err)
+		fmt.Println(err)
+		return
 	}
 	for _, key := range []string{"a", "b", "c"} {
 		if _, err := l.Wake(key); err != nil {
-			panic(err)
+			fmt.Println(err)
 		}
 	}
 	done.Wait()
 	l.Close()
-	fmt.Println("activations:", ran.String())
+	for _, line := range lines {
+		fmt.Println(line)
+	}
 	// Output:
-	// activations: {"lanes.Succeeded": 3}
+	// a: succeeded
+	// b: failed: no room for b
+	// c: succeeded
 }

@@ -75,8 +75,8 @@ func TestHooks(t *testing.T) {
 	want := []string{
 		"depth 1",
 		"a ran 5s: succeeded",
+		"b waited 5s", // heard as b leaves the queue; the depth once the step is over
 		"depth 0",
-		"b waited 5s",
 		"b timed out",
 		"b ran 1m0s: interrupted: lanes: turn timeout",
 		"p ran 0s: failed: lanes: activation panicked: boom",

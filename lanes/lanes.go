@@ -55,8 +55,14 @@ type Lanes[K comparable] struct {
 	closed   bool
 	pending  effects[K] // what the step under way asks for; see stepLocked
 	// free holds forgotten lanes for reuse, at most maxFreeLanes: a key
-	// that goes idle and a key woken anew then cost no allocation.
-	free        []*lane[K]
+	// that goes idle and a key woken anew then cost no allocation. Their
+	// keys are cleared (the zero K), so that the list keeps no key
+	// reachable.
+	free []*lane[K]
+	// runs holds the lanes whose activation holds a slot, oldest first,
+	// for LongestRunning; kept only with Config.Metrics.
+	runs        runList[K]
+	timed       bool        // hooks or metrics hear durations: the clock is read; set by New
 	mon         laneMonitor // the contract monitor's notes (monitored builds)
 	activations sync.WaitGroup
 	closeOnce   sync.Once
@@ -67,15 +73,18 @@ type Lanes[K comparable] struct {
 // may keep a lane across a release of the lock and use it after its
 // lane went idle, except through run.seq, which never goes back.
 type lane[K comparable] struct {
-	key       K
+	key       K // the zero K while the lane waits in Lanes.free
 	state     policy.StateID
 	run       activation // the running activation, while run.held()
 	queued    bool       // the lane is in the wait queue
 	reserved  bool       // the lane holds a queue place for an owed follow-up
 	prev      *lane[K]   // neighbours in the wait queue
 	next      *lane[K]
-	queuedAt  time.Duration // when the lane entered the queue
+	queuedAt  time.Duration // when the lane entered the queue (Lanes.timed)
+	waited    time.Duration // how long it waited there for the activation it starts next (Lanes.timed)
 	nextStart *lane[K]      // the next lane of an effects' start list
+	older     *lane[K]      // neighbours in Lanes.runs, while run.held()
+	newer     *lane[K]
 }
 
 // maxFreeLanes bounds Lanes.free: a few suffice for the churn of keys
@@ -94,6 +103,7 @@ func New[K comparable](ctx context.Context, cfg Config[K]) (*Lanes[K], error) {
 		pol = fsm.LanePolicy
 	}
 	l := &Lanes[K]{cfg: cfg, pol: pol, values: ctx, lanes: map[K]*lane[K]{}}
+	l.timed = cfg.Metrics != nil || cfg.Hooks.Waited != nil || cfg.Hooks.Ended != nil
 	// Close runs at once if ctx is already done, and reads stopCtx.
 	l.mu.Lock()
 	l.stopCtx = context.AfterFunc(ctx, func() { l.Close() })
@@ -107,10 +117,20 @@ func New[K comparable](ctx context.Context, cfg Config[K]) (*Lanes[K], error) {
 func (l *Lanes[K]) Wake(key K) (WakeResult, error) {
 	var fx effects[K]
 	defer fx.run(l)
+	r, err := l.wake(key, &fx)
+	if l.cfg.Metrics != nil {
+		l.cfg.Metrics.Woke(r, err)
+	}
+	return r, err
+}
+
+// wake steps key's lane on Wake and answers it; fx gets what must happen
+// once the lock is released.
+func (l *Lanes[K]) wake(key K, fx *effects[K]) (WakeResult, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	ln := l.laneLocked(key, &fx)
-	res, out := l.stepLocked(ln, policy.LaneWake, &fx)
+	ln := l.laneLocked(key, fx)
+	res, out := l.stepLocked(ln, policy.LaneWake, fx)
 	if monitoring && res.Verdict == policy.Fired && bits.OnesCount64(uint64(out&wakeAnswers)) != 1 {
 		l.broke(key, "Wake answered with "+laneFamily.FormatOutputs(out&wakeAnswers)+", not exactly one result")
 	}

@@ -38,6 +38,9 @@ type laneMonitor struct {
 	active map[any]int // activations inside Activate, by key
 	total  int         // their sum
 	steps  int
+	// recent keeps the last steps for a violation's report, with their
+	// keys: a monitored build keeps up to monitorSteps keys reachable
+	// after their lanes went idle, until later steps push them out.
 	recent [monitorSteps]laneStep
 }
 

@@ -8,11 +8,15 @@ import (
 )
 
 // effects collects what a step asks for that must happen after Lanes.mu
-// is released: activations to run, and OnExit calls for owed activations
-// dropped before they started.
+// is released: activations to run, OnExit calls for owed activations
+// dropped before they started, and what the metrics hear of the steps.
 type effects[K comparable] struct {
 	starts  startList[K]
 	dropped []droppedWake[K]
+	// depth and running are what the steps added to the depth and to the
+	// activations running, for Metrics. Sums of changes, unlike the
+	// values, can be reported without the lock in any order.
+	depth, running int
 }
 
 // startList holds the lanes whose activation has its slot and waits for
@@ -63,9 +67,11 @@ type droppedWake[K comparable] struct {
 	cause error
 }
 
-// run carries out the collected effects, with Lanes.mu not held: each
-// start in a goroutine of its own.
+// run carries out the collected effects, with Lanes.mu not held: the
+// metrics first, so that they have heard of a start before the activation
+// runs, then each start in a goroutine of its own.
 func (fx *effects[K]) run(l *Lanes[K]) {
+	fx.count(l.cfg.Metrics)
 	for ln := fx.starts.pop(); ln != nil; ln = fx.starts.pop() {
 		go l.runActivations(ln)
 	}
@@ -90,6 +96,9 @@ func (fx *effects[K]) report(l *Lanes[K]) {
 	for len(fx.dropped) > 0 {
 		d := fx.dropped[0]
 		fx.dropped = fx.dropped[1:]
+		if l.cfg.Metrics != nil {
+			l.cfg.Metrics.Dropped()
+		}
 		l.onExit(d.key, Interrupted{Started: false, Cause: d.cause})
 	}
 }
@@ -98,6 +107,7 @@ func (fx *effects[K]) report(l *Lanes[K]) {
 // carries out the outputs (internal/lanestep, the code the lane world of
 // package worldmodel checks), and then grants free slots to the queue.
 func (l *Lanes[K]) stepLocked(ln *lane[K], trigger policy.TriggerID, fx *effects[K]) (policy.Result, policy.Outputs) {
+	depth, running, pooled := l.depthLocked(), l.running, len(l.free)
 	b := bookkeeping[K]{l}
 	lim := lanestep.Limits{MaxConcurrent: l.cfg.MaxConcurrent, MaxQueued: l.cfg.MaxQueued}
 	res, _ := lanestep.Step[*lane[K]](l.pol, lim, b, ln, trigger)
@@ -106,16 +116,55 @@ func (l *Lanes[K]) stepLocked(ln *lane[K], trigger policy.TriggerID, fx *effects
 	}
 	lanestep.Grant[*lane[K]](l.pol, lim, b)
 	fx.take(&l.pending)
+	// Only now: the step reports a dropped wake, with its lane's key,
+	// after it forgets the lane.
+	l.clearPooledLocked(pooled)
+	if d := l.depthLocked() - depth; d != 0 {
+		l.cfg.Hooks.queueDepth(depth + d)
+		fx.depth += d
+	}
+	fx.running += l.running - running
 	return res, res.Outputs
 }
 
-// take moves the effects of from into fx, leaving from empty.
+// depthLocked is the queue places in use: the lanes waiting for a slot
+// and the follow-ups owed by running lanes, as MaxQueued counts them.
+func (l *Lanes[K]) depthLocked() int { return l.queue.len() + l.reserved }
+
+// clearPooledLocked clears the keys of the lanes that went to the reuse
+// list since it held from lanes, so that the list keeps no key reachable.
+func (l *Lanes[K]) clearPooledLocked(from int) {
+	var zero K
+	for _, ln := range l.free[from:] {
+		ln.key = zero
+	}
+}
+
+// take moves the effects of from into fx, leaving from empty. from's
+// slice of dropped wakes is kept for the next step, cleared, so that it
+// keeps no key reachable.
 func (fx *effects[K]) take(from *effects[K]) {
 	fx.starts.append(&from.starts)
 	if len(from.dropped) > 0 {
 		fx.dropped = append(fx.dropped, from.dropped...)
+		clear(from.dropped)
 	}
 	from.dropped = from.dropped[:0]
+}
+
+// count tells m what the steps added to the depth and to the activations
+// running, and forgets it.
+func (fx *effects[K]) count(m Metrics) {
+	if m == nil {
+		return
+	}
+	if fx.depth != 0 {
+		m.AddDepth(fx.depth)
+	}
+	if fx.running != 0 {
+		m.AddRunning(fx.running)
+	}
+	fx.depth, fx.running = 0, 0
 }
 
 // bookkeeping is the lanes' state as lanestep reads and changes it, with
@@ -139,7 +188,8 @@ func (b bookkeeping[K]) SlotsInUse() int                        { return b.l.run
 
 // Forget deletes ln's entry, and keeps ln for reuse if nothing of it is
 // left: a policy that forgets a lane still running or waiting leaves that
-// lane to its activation or the queue.
+// lane to its activation or the queue. The step clears the key of a lane
+// kept for reuse once it is over (stepLocked).
 func (b bookkeeping[K]) Forget(ln *lane[K]) {
 	delete(b.l.lanes, ln.key)
 	if !ln.queued && !ln.reserved && !ln.run.held() && len(b.l.free) < maxFreeLanes {
@@ -157,14 +207,13 @@ func (b bookkeeping[K]) Fired(ln *lane[K], t policy.TriggerID, r policy.Result) 
 func (b bookkeeping[K]) Enqueue(ln *lane[K]) {
 	b.l.queue.push(ln)
 	ln.queuedAt = b.l.hookTime()
-	b.l.cfg.Hooks.queueDepth(b.l.queue.len())
 }
 
 func (b bookkeeping[K]) Dequeue(ln *lane[K], out policy.Outputs) {
 	b.l.queue.remove(ln)
-	b.l.cfg.Hooks.queueDepth(b.l.queue.len())
-	if out.Has(policy.LaneOutputStart) && b.l.cfg.Hooks.Waited != nil {
-		b.l.cfg.Hooks.waited(ln.key, b.l.hookTime()-ln.queuedAt)
+	if out.Has(policy.LaneOutputStart) && b.l.timed {
+		ln.waited = b.l.hookTime() - ln.queuedAt
+		b.l.cfg.Hooks.waited(ln.key, ln.waited)
 	}
 }
 
@@ -181,6 +230,9 @@ func (b bookkeeping[K]) Start(ln *lane[K], _ policy.TriggerID) { b.l.startLocked
 
 func (b bookkeeping[K]) ReleaseSlot(ln *lane[K]) {
 	b.l.running--
+	if b.l.cfg.Metrics != nil {
+		b.l.runs.remove(ln)
+	}
 	ln.run = activation{seq: ln.run.seq}
 }
 
