@@ -58,16 +58,21 @@
 // successful write, which is before any observer may take over, since
 // observers count the TTL from when they first saw that write; a revision
 // conflict (another writer moved the record) is loss at once. Loss closes
-// Lost(), makes Err() return [ErrLost], and cancels fenced work with cause
-// ErrLost.
+// Lost(), makes Err() return a [*LossError], which matches [ErrLost] and
+// says why (the deadline, after how many failed renewals and the last
+// error; the record moved, to which holder; broken, by whom and when),
+// reports it in the Lost event, and cancels fenced work with it as the
+// cause. On a renewal's conflict the manager reads the record once, within
+// the deadline, to name who moved it.
 //
 // Close re-reads the record and writes a tombstone keeping this generation
 // only if the record still holds it, so it never erases a successor; the
 // next acquisition gets a larger generation. It is bounded by a TTL on the
 // manager's clock. Manager.Close releases every lease at once, so that a
 // store that does not answer holds it about one TTL in all. After Close, Lost() is closed
-// and Err() returns [ErrReleased], or [ErrLost] when the lease was lost
-// first. Once Manager.Close has begun, Acquire
+// and Err() returns [ErrReleased] (an error that also matches [ErrClosed]
+// when Manager.Close released it), or the [*LossError] when the lease was
+// lost first. Once Manager.Close has begun, Acquire
 // returns [ErrClosed].
 //
 // RunFenced holds the repository's per-key fence and re-reads the record

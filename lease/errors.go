@@ -12,10 +12,11 @@ var (
 	// ErrHeld is matched by every *HeldError, for callers who need to
 	// know that the key is held and not by whom.
 	ErrHeld = errors.New("lease: held")
-	// ErrLost is the error of a lease its holder declared lost: it did
-	// not renew within TTL of the start of its last successful write, or
-	// another writer moved its record. Fenced work in flight is cancelled
-	// with it as the cause.
+	// ErrLost is matched by the error of a lease its holder declared
+	// lost, a *LossError that says why: it did not renew within TTL of
+	// the start of its last successful write, or another writer (a
+	// successor, an operator's break) moved its record. Fenced work in
+	// flight is cancelled with that error as the cause.
 	ErrLost = errors.New("lease: lost")
 	// ErrReleased is the error of a lease after Close released it.
 	ErrReleased = errors.New("lease: released")

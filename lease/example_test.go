@@ -79,12 +79,14 @@ func ExampleLease_RunFenced() {
 		fmt.Println("not printed")
 		return nil
 	})
-	fmt.Println(err, errors.Is(err, lease.ErrLost))
-	<-l.Lost()
-	fmt.Println("Err:", l.Err())
+	// The error says why: the record moved to another generation, whose
+	// holder it names.
+	loss, _ := errors.AsType[*lease.LossError](err)
+	fmt.Println(errors.Is(err, lease.ErrLost), loss.Cause, loss.Record.Generation)
+	fmt.Println("Err is the same loss:", l.Err() == err)
 	// Output:
-	// lease: lost true
-	// Err: lease: lost
+	// true moved 2
+	// Err is the same loss: true
 }
 
 // Close releases every lease of the manager and stops its heartbeat;
@@ -113,8 +115,8 @@ func ExampleManager_Close() {
 	fmt.Println("acquire after close fails:", err != nil)
 	// Output:
 	// close: <nil>
-	// fenced work ended with: lease: released
-	// a: lease: released b: lease: released
+	// fenced work ended with: lease: released: the manager was closed
+	// a: lease: released: the manager was closed b: lease: released: the manager was closed
 	// acquire after close fails: true
 }
 

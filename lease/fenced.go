@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/rivus/collab/internal/leasestep"
+	"github.com/rivus/collab/lease/store"
 )
 
 // RunFenced runs fn while holding the repository's per-key fence, after
@@ -54,6 +55,11 @@ func (h *Lease) RunFenced(ctx context.Context, fn func(ctx context.Context, toke
 	}
 	m.mu.Lock()
 	h.fenceRun = false
+	var seen *store.Snapshot
+	if ok {
+		seen = &rec.Snapshot
+	}
+	h.loss = movedLoss(h, nil, seen)
 	m.steppedLocked(h, leasestep.FenceTaken(m.pol, h.env(), &h.step, stepRecord(rec, ok)))
 	run, lostErr := h.fenceRun, h.err
 	m.unlockAndReport()
@@ -69,7 +75,7 @@ func (h *Lease) RunFenced(ctx context.Context, fn func(ctx context.Context, toke
 	default:
 	}
 	err = fn(fctx, h.token)
-	if cause := context.Cause(fctx); err != nil && (cause == ErrLost || cause == ErrReleased || cause == ErrFenceLost) && !errors.Is(err, cause) {
+	if cause := context.Cause(fctx); err != nil && (errors.Is(cause, ErrLost) || errors.Is(cause, ErrReleased) || cause == ErrFenceLost) && !errors.Is(err, cause) {
 		return fmt.Errorf("%w: %w", cause, err)
 	}
 	return err

@@ -223,8 +223,9 @@ func TestRunFencedCancelledOnLoss(t *testing.T) {
 		receive(t, started, "the fenced work")
 		writeBehind(t, repo, "k", store.Snapshot{Generation: h.Token() + 1, Holder: stranger, TTL: ttl})
 		step(t, f.Clock, hb)
-		if c := receive(t, cause, "the work's context to end"); c != lease.ErrLost {
-			t.Fatalf("work cancelled with %v, want ErrLost", c)
+		c := receive(t, cause, "the work's context to end")
+		if loss, ok := errors.AsType[*lease.LossError](c); !ok || !errors.Is(c, lease.ErrLost) || loss.Cause != lease.LostMoved || loss.Record == nil || loss.Record.Holder != stranger {
+			t.Fatalf("work cancelled with %v, want a *LossError: moved to the stranger", c)
 		}
 		err := receive(t, done, "RunFenced")
 		if !errors.Is(err, lease.ErrLost) || !errors.Is(err, context.Canceled) {
@@ -257,14 +258,14 @@ func TestRunFencedCancelledOnClose(t *testing.T) {
 		if err := h.Close(); err != nil {
 			t.Fatal(err)
 		}
-		if c := receive(t, cause, "the work's context to end"); c != lease.ErrReleased {
+		if c := receive(t, cause, "the work's context to end"); !errors.Is(c, lease.ErrReleased) {
 			t.Fatalf("work cancelled with %v, want ErrReleased", c)
 		}
 		if err := receive(t, done, "RunFenced"); err != nil {
 			t.Fatalf("RunFenced = %v, want the work's nil", err)
 		}
 		wantReleased(t, h)
-		if err := h.RunFenced(t.Context(), refuse(t)); err != lease.ErrReleased {
+		if err := h.RunFenced(t.Context(), refuse(t)); !errors.Is(err, lease.ErrReleased) {
 			t.Fatalf("RunFenced after Close = %v, want ErrReleased", err)
 		}
 	})

@@ -46,6 +46,7 @@ func (m *Manager) renew(job saveJob) {
 	// the manager may look settled, and must have no timer left of a
 	// write that is over.
 	cancel()
+	seen := m.readConflicts(job, errs)
 	members := make([]member, len(job.batch))
 	answers := make([]leasestep.Answer, len(job.batch))
 	for i, r := range job.batch {
@@ -54,6 +55,9 @@ func (m *Manager) renew(job saveJob) {
 	}
 	m.mu.Lock()
 	defer m.unlockAndReport()
+	for i, r := range job.batch {
+		r.h.noteRenewalLocked(errs[i], seen[i])
+	}
 	leasestep.AnswerBatch(m.pol, members, answers, func(i int, s leasestep.Step) {
 		h := job.batch[i].h
 		out := m.steppedLocked(h, s)
@@ -64,6 +68,9 @@ func (m *Manager) renew(job saveJob) {
 			m.emitLocked(Event{Kind: RenewalFailed, Key: h.key, Token: h.token, Err: errs[i]})
 		}
 	})
+	for _, r := range job.batch {
+		r.h.loss = nil // a member the batch did not step
+	}
 	m.saving = false
 	m.kickLoop()
 	m.cond.Broadcast()
@@ -121,4 +128,41 @@ func (m *Manager) saveBatch(ctx context.Context, batch []renewal) ([]store.Revis
 		revs[i], errs[i] = m.cfg.Repository.Save(ctx, w.Key, w.Snapshot, w.Expected)
 	}
 	return revs, errs
+}
+
+// readConflicts reads the record of each renewal of job that met a
+// revision conflict, so that its loss can say who moved it: a successor,
+// or an operator's break. The read is bounded by the earliest deadline,
+// as the batch was: the deadline declares the loss anyway, so a store
+// that does not answer delays nothing past it. A record that cannot be
+// read is nil.
+func (m *Manager) readConflicts(job saveJob, errs []error) []*store.Snapshot {
+	seen := make([]*store.Snapshot, len(job.batch))
+	for i, r := range job.batch {
+		if conflictOf(errs[i]) == nil {
+			continue
+		}
+		ctx, cancel := m.withTimeout(max(job.until-m.now(), time.Millisecond))
+		rec, ok, err := m.cfg.Repository.Load(ctx, r.h.key)
+		cancel()
+		if err == nil && ok {
+			seen[i] = &rec.Snapshot
+		}
+	}
+	return seen
+}
+
+// noteRenewalLocked notes a renewal's answer err on h: a success ends its
+// run of failures; a conflict (the record seen then, if read) or a
+// failure is the loss its step may declare.
+func (h *Lease) noteRenewalLocked(err error, seen *store.Snapshot) {
+	switch c := conflictOf(err); {
+	case err == nil:
+		h.failedRenewals, h.lastRenewErr = 0, nil
+	case c != nil:
+		h.loss = movedLoss(h, c, seen)
+	default:
+		h.failedRenewals, h.lastRenewErr = h.failedRenewals+1, err
+		h.loss = &LossError{Key: h.key, Token: h.token, Cause: LostRenewalFailed, FailedRenewals: h.failedRenewals, LastErr: err}
+	}
 }

@@ -42,7 +42,15 @@ type Lease struct {
 	heapAt              [2]int
 	fenced              map[*context.CancelCauseFunc]struct{}
 	lost                chan struct{} // closed when the lease ends
-	err                 error         // ErrLost or ErrReleased once ended
+	err                 error         // a *LossError (ErrLost) or ErrReleased once ended
+
+	// failedRenewals counts the renewals that failed since the last
+	// that succeeded, lastRenewErr the last failure; loss is why the
+	// step being fired would declare the lease lost, set by the driver
+	// that fires it and cleared once it is stepped.
+	failedRenewals int
+	lastRenewErr   error
+	loss           *LossError
 
 	closeOnce sync.Once
 	closeErr  error
@@ -64,7 +72,10 @@ func (h *Lease) Token() Token { return h.token }
 // other work against it, as against a context's Done.
 func (h *Lease) Lost() <-chan struct{} { return h.lost }
 
-// Err returns nil while the lease is held, then ErrLost or ErrReleased.
+// Err returns nil while the lease is held, then a *LossError, which
+// matches ErrLost and says why the lease was lost, or ErrReleased (an
+// error that matches ErrReleased and ErrClosed when the Manager's Close
+// released it).
 func (h *Lease) Err() error {
 	h.m.mu.Lock()
 	defer h.m.mu.Unlock()

@@ -358,7 +358,7 @@ func wantReleased(t *testing.T, h *lease.Lease) {
 	default:
 		t.Fatalf("lease %q: Lost() not closed after release", h.Key())
 	}
-	if err := h.Err(); err != lease.ErrReleased {
+	if err := h.Err(); !errors.Is(err, lease.ErrReleased) {
 		t.Fatalf("lease %q: Err() = %v, want ErrReleased", h.Key(), err)
 	}
 }

@@ -278,7 +278,7 @@ func TestManagerClose(t *testing.T) {
 		if err := m.Close(); err != nil {
 			t.Fatalf("Close: %v", err)
 		}
-		if err := <-cause; err != lease.ErrReleased {
+		if err := <-cause; !errors.Is(err, lease.ErrReleased) || !errors.Is(err, lease.ErrClosed) {
 			t.Errorf("fenced work cancelled with %v, want ErrReleased", err)
 		}
 		for i, h := range handles {
@@ -422,7 +422,7 @@ func TestManagerCloseDuringAcquire(t *testing.T) {
 		t.Fatalf("Close: %v", err)
 	}
 	if res.err == nil {
-		if err := res.h.Err(); err != lease.ErrReleased {
+		if err := res.h.Err(); !errors.Is(err, lease.ErrReleased) {
 			t.Errorf("Acquire racing Close returned a lease whose Err() is %v; Close left it held", err)
 		}
 	}
@@ -530,7 +530,11 @@ func TestEvents(t *testing.T) {
 		if wantErr := e.Kind == lease.RenewalFailed; wantErr != errors.Is(e.Err, repotest.ErrInjected) {
 			t.Errorf("event %d (%v) Err = %v", i, e.Kind, e.Err)
 		}
+		if wantLoss := e.Kind == lease.Lost; wantLoss != errors.Is(e.Err, lease.ErrLost) {
+			t.Errorf("event %d (%v) Err = %v, want a loss exactly for Lost", i, e.Kind, e.Err)
+		}
 	}
+	loss := got[4].Err
 
 	failure := (&store.RepositoryError{Op: "save", Key: "k", Err: repotest.ErrInjected}).Error()
 	wantLogs := []logLine{
@@ -538,7 +542,7 @@ func TestEvents(t *testing.T) {
 		{slog.LevelDebug, "lease taken over", "key=k token=2 previous=" + dead.String() + " previous_dead=true"},
 		{slog.LevelDebug, "lease renewed", "key=k token=2"},
 		{slog.LevelWarn, "lease renewal failed", "key=k token=2 err=" + failure},
-		{slog.LevelWarn, "lease lost", "key=k token=2"},
+		{slog.LevelWarn, "lease lost", "key=k token=2 err=" + loss.Error()},
 		{slog.LevelDebug, "lease acquired", "key=k2 token=1"},
 		{slog.LevelDebug, "lease released", "key=k2 token=1"},
 	}
@@ -722,8 +726,10 @@ func TestSlowCloseDeclaresLoss(t *testing.T) {
 	wantNotEnded(t, h)
 	advance(f.Clock, time.Nanosecond)
 	wantLost(t, h)
-	if c := receive(t, cause, "the fenced work's context"); c != lease.ErrLost {
-		t.Fatalf("fenced work cancelled with %v, want ErrLost", c)
+	c := receive(t, cause, "the fenced work's context")
+	if loss, ok := errors.AsType[*lease.LossError](c); !ok || loss.Cause != lease.LostDeadline || loss.FailedRenewals != 0 {
+		close(proceed)
+		t.Fatalf("fenced work cancelled with %v, want a loss at the deadline with no renewal failed", c)
 	}
 	if _, at := rec.waitCount(t, lease.Lost, 1); at[0] != t0+ttl {
 		t.Fatalf("lost %v after acquisition, want the TTL", at[0]-t0)
@@ -735,8 +741,8 @@ func TestSlowCloseDeclaresLoss(t *testing.T) {
 	if err := receive(t, fenced, "RunFenced"); err != nil {
 		t.Fatalf("RunFenced = %v, want the work's nil", err)
 	}
-	if err := h.Err(); err != lease.ErrLost {
-		t.Fatalf("Err() after Close = %v, want ErrLost", err)
+	if err := h.Err(); err != c {
+		t.Fatalf("Err() after Close = %v, want the loss %v", err, c)
 	}
 	if evs, _ := rec.of(lease.Released); len(evs) != 0 {
 		t.Fatalf("released events for a lease lost during Close: %+v", evs)

@@ -68,9 +68,16 @@ func (e *handleEnv) ArmDeadline(from time.Duration) {
 func (e *handleEnv) ScheduleRenew() { e.m.scheduleLocked(e.lease(), e.m.cfg.Heartbeat) }
 func (e *handleEnv) ScheduleRetry() { e.m.scheduleLocked(e.lease(), e.m.retryDelay()) }
 
+// DeclareLost ends the lease with the loss its driver foresaw, or, for a
+// step that a custom policy made a loss, LostPolicy.
 func (e *handleEnv) DeclareLost() {
-	e.m.emitLocked(Event{Kind: Lost, Key: e.key, Token: e.token})
-	e.lease().endLocked(ErrLost)
+	h := e.lease()
+	loss := h.loss
+	if loss == nil {
+		loss = &LossError{Key: h.key, Token: h.token, Cause: LostPolicy}
+	}
+	e.m.emitLocked(Event{Kind: Lost, Key: e.key, Token: e.token, Err: loss})
+	h.endLocked(loss)
 }
 
 func (e *handleEnv) AnswerFence(run bool) { e.fenceRun = run }
@@ -96,7 +103,11 @@ func (e *handleEnv) EndHandle() {
 	if h.err == nil {
 		e.m.emitLocked(Event{Kind: Released, Key: h.key, Token: h.token})
 	}
-	h.endLocked(ErrReleased)
+	released := ErrReleased
+	if e.m.closing {
+		released = errReleasedByClose
+	}
+	h.endLocked(released)
 	delete(e.m.live, h)
 }
 
@@ -115,6 +126,7 @@ func (e *handleEnv) Fault(f leasestep.Fault, t policy.TriggerID, o policy.Output
 // steppedLocked hands step s of h to the contract monitor and returns its
 // outputs.
 func (m *Manager) steppedLocked(h *Lease, s leasestep.Step) policy.Outputs {
+	h.loss = nil
 	if monitoring {
 		m.monitorLocked(h, s)
 	}

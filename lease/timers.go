@@ -180,6 +180,7 @@ func (m *Manager) tickLocked(now time.Duration) (time.Duration, bool) {
 		}
 		h := m.deadlines.hs[0]
 		heap.Pop(&m.deadlines)
+		h.loss = deadlineLoss(h)
 		m.steppedLocked(h, leasestep.DeadlinePassed(m.pol, h.env(), &h.step))
 	}
 	if at, ok := m.renewals.next(); ok && at <= now && !m.saving {

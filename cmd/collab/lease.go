@@ -208,7 +208,7 @@ func runLeaseRun(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	env := []string{"COLLAB_LEASE_KEY=" + *key, "COLLAB_LEASE_TOKEN=" + strconv.FormatUint(uint64(l.Token()), 10)}
 	status, lost := supervise(child{argv: argv, env: env, stdin: stdin, stdout: stdout, stderr: stderr, lost: l.Lost(), grace: *grace})
 	if lost && errors.Is(l.Err(), lease.ErrLost) {
-		fmt.Fprintf(stderr, "collab lease run: lease %q lost; the command was stopped\n", *key)
+		fmt.Fprintf(stderr, "collab lease run: %v; the command was stopped\n", l.Err())
 		return exitLeaseLost
 	}
 	return status

@@ -25,7 +25,8 @@ type Config struct {
 	OnStarted func(token lease.Token)
 	// OnStopped, if set, is called when a term has ended, after Lead has
 	// returned, its context was cancelled and the lease was let go. cause
-	// is lease.ErrLost when the lease was lost while Lead ran, the cause
+	// is the lease's *lease.LossError (errors.Is lease.ErrLost), which
+	// says why, when the lease was lost while Lead ran, the cause
 	// of Run's context when that ended, lease.ErrClosed when the Manager
 	// was closed, ErrLeadPanicked when OnStarted or Lead panicked (the
 	// panic goes on once OnStopped returns), and otherwise what Lead
@@ -166,13 +167,13 @@ type leaderTerm struct {
 // OnError); OnStopped hears why the term ended. It returns term's
 // results.
 func (t *leaderTerm) end(ctx context.Context) (lost bool, err error) {
-	closed := errors.Is(t.lease.Err(), lease.ErrReleased) // the Manager's Close released it
+	closed := errors.Is(t.lease.Err(), lease.ErrClosed) // the Manager's Close released it
 	cause := t.leadErr
 	switch {
 	case !t.returned:
 		cause = ErrLeadPanicked
 	case t.lost:
-		cause = lease.ErrLost
+		cause = context.Cause(t.leadCtx) // the lease's *lease.LossError, which says why
 		if t.leadErr != nil && !errors.Is(t.leadErr, context.Canceled) && !errors.Is(t.leadErr, lease.ErrLost) {
 			report(t.cfg.OnError, t.leadErr)
 		}
