@@ -76,9 +76,32 @@ func parseStore(spec string) (storeSpec, error) {
 		return storeSpec{}, &storeError{Spec: spec, Reason: "names no directory; want dir:PATH"}
 	case isDir:
 		return storeSpec{spec, "dir", dir}, nil
+	case unknownScheme(spec) != "":
+		// A typo of dir: or postgres:// would make a new SQLite file of
+		// that name, and two jobs that think they share a lease would not.
+		return storeSpec{}, &storeError{Spec: spec, Reason: fmt.Sprintf("unknown scheme %q: a store is a SQLite file path, dir:PATH, or a postgres:// URL (for a SQLite file whose name has a colon, write ./%s)", unknownScheme(spec), spec)}
 	}
 	return storeSpec{spec, "sqlite", spec}, nil
 }
+
+// unknownScheme returns the scheme spec begins with ("sqlite" of
+// sqlite:x.db), or "": a word of two or more letters, digits, '+', '-'
+// or '.' before a colon, as URLs write it. A one-letter one is a Windows
+// drive.
+func unknownScheme(spec string) string {
+	scheme, _, ok := strings.Cut(spec, ":")
+	if !ok || len(scheme) < 2 || !isLetter(scheme[0]) {
+		return ""
+	}
+	for i := range len(scheme) {
+		if c := scheme[i]; !isLetter(c) && !('0' <= c && c <= '9') && c != '+' && c != '-' && c != '.' {
+			return ""
+		}
+	}
+	return scheme
+}
+
+func isLetter(c byte) bool { return 'a' <= c|0x20 && c|0x20 <= 'z' }
 
 // mustExist returns a *storeError unless s is a store that exists: a
 // SQLite file or a directory, as s says. A PostgreSQL store is not
@@ -184,15 +207,27 @@ func runLeaseRun(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if graceErr == nil {
 		cfgErr = cfg.Validate()
 	}
-	if reportAll(stderr, "collab lease run", specErr, keyErr, graceErr, nonNegative("timeout", *timeout, "wait for ever"), cfgErr) {
+	var timeoutErr error
+	if flagSet(fs, "timeout") && !*wait {
+		timeoutErr = errors.New("--timeout: bounds the wait of --wait, which is not given")
+	} else {
+		timeoutErr = nonNegative("timeout", *timeout, "wait for ever")
+	}
+	if reportAll(stderr, "collab lease run", specErr, keyErr, graceErr, timeoutErr, cfgErr) {
 		return 2
 	}
+	existed := spec.mustExist(host()) == nil
 	st, err := openStore(host(), spec)
 	if err != nil {
 		fmt.Fprintf(stderr, "collab lease run: %v\n", err)
 		return 1
 	}
 	defer st.close()
+	if !existed {
+		// Said, so that a misspelt --store shows before a job that
+		// thinks it shares the lease does not.
+		fmt.Fprintf(stderr, "collab lease run: created the store %s\n", spec.path)
+	}
 	cfg.Repository = st.repo
 	m, err := lease.NewManager(cfg)
 	if err != nil {
@@ -200,7 +235,7 @@ func runLeaseRun(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return 1
 	}
 	defer m.Close()
-	l, code := acquireLease(m, *key, *wait || *timeout > 0, *timeout, *ttl, stderr)
+	l, code := acquireLease(m, *key, *wait, *timeout, *ttl, stderr)
 	if l == nil {
 		return code
 	}

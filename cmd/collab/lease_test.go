@@ -412,7 +412,7 @@ func TestLeaseRunWaits(t *testing.T) {
 	for name, store := range stores(t) {
 		t.Run(name, func(t *testing.T) {
 			end := holdLease(t, "--store", store, "--key", "k", "--ttl", "2s", "--heartbeat", "500ms", "--grace", "100ms")
-			code, _, errOut := runCLI(t, "", "lease", "run", "--store", store, "--key", "k", "--ttl", "2s", "--heartbeat", "500ms", "--timeout", "300ms", "--", "true")
+			code, _, errOut := runCLI(t, "", "lease", "run", "--store", store, "--key", "k", "--ttl", "2s", "--heartbeat", "500ms", "--wait", "--timeout", "300ms", "--", "true")
 			if code != exitHeld || !strings.Contains(errOut, "timed out waiting for the holder") {
 				t.Fatalf("--timeout: exit %d (want %d), stderr %q", code, exitHeld, errOut)
 			}
@@ -468,5 +468,53 @@ func TestLeaseBreakStopsTheHolder(t *testing.T) {
 				t.Fatalf("break of a released lease: exit %d, stderr %q; want 1", code, errOut)
 			}
 		})
+	}
+}
+
+// TestStoreSchemeTypoIsAUsageError: a store whose scheme collab does not
+// know exits 2, naming the schemes, and creates nothing.
+func TestStoreSchemeTypoIsAUsageError(t *testing.T) {
+	dir := t.TempDir()
+	t.Chdir(dir)
+	for _, store := range []string{"sqlite:x.db", "postgress://127.0.0.1/db", "file:leases"} {
+		for _, cmd := range [][]string{{"lease", "run", "--store", store, "--key", "k", "--", "true"}, {"lease", "ls", "--store", store}} {
+			code, _, errOut := runCLI(t, "", cmd...)
+			if code != 2 || !strings.Contains(errOut, "unknown scheme") || !strings.Contains(errOut, "dir:PATH") {
+				t.Errorf("%q: exit %d, stderr %q; want 2 naming the schemes", cmd, code, errOut)
+			}
+		}
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 0 {
+		t.Fatalf("a typo'd store made %d files", len(entries))
+	}
+}
+
+// TestTimeoutWithoutWaitIsAUsageError: --timeout bounds a wait; without
+// --wait it is a usage error, for lease run and lock alike.
+func TestTimeoutWithoutWaitIsAUsageError(t *testing.T) {
+	store := filepath.Join(t.TempDir(), "leases.db")
+	for _, cmd := range [][]string{
+		{"lease", "run", "--store", store, "--key", "k", "--timeout", "1s", "--", "true"},
+		{"lock", "--timeout", "1s", filepath.Join(t.TempDir(), "app.lock"), "--", "true"},
+	} {
+		code, out, errOut := runCLI(t, "", cmd...)
+		if code != 2 || out != "" || !strings.Contains(errOut, "--timeout: bounds the wait of --wait") {
+			t.Errorf("%q: exit %d, stdout %q, stderr %q", cmd, code, out, errOut)
+		}
+	}
+	if _, err := os.Stat(store); err == nil {
+		t.Error("a usage error created the store")
+	}
+}
+
+// TestLeaseRunSaysItCreatedTheStore: the first run on a store path says
+// that it made the store, and the next one does not.
+func TestLeaseRunSaysItCreatedTheStore(t *testing.T) {
+	store := filepath.Join(t.TempDir(), "leases.db")
+	for i, want := range []bool{true, false} {
+		code, _, errOut := runCLI(t, "", "lease", "run", "--store", store, "--key", "k", "--", "true")
+		if code != 0 || strings.Contains(errOut, "created the store "+store) != want {
+			t.Fatalf("run %d: exit %d, stderr %q; want the creation said %v", i, code, errOut, want)
+		}
 	}
 }

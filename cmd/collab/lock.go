@@ -54,6 +54,10 @@ func runLock(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "collab lock: %v\n", err)
 		return 2
 	}
+	if flagSet(fs, "timeout") && !*wait {
+		fmt.Fprintln(stderr, "collab lock: --timeout: bounds the wait of --wait, which is not given")
+		return 2
+	}
 	path, argv := rest[0], rest[2:]
 	ctx := context.Background()
 	if *timeout > 0 {
@@ -67,13 +71,12 @@ func runLock(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return 2
 	}
 	warnShared(p, path, stderr)
-	waiting := *wait || *timeout > 0
-	lock, err := plock.Acquire(ctx, p, path, plock.Options{Wait: waiting})
+	lock, err := plock.Acquire(ctx, p, path, plock.Options{Wait: *wait})
 	if err != nil {
 		return lockFailed(stderr, path, err)
 	}
 	defer lock.Release()
-	guard, err := takeGuard(ctx, p, path, waiting)
+	guard, err := takeGuard(ctx, p, path, *wait)
 	if err != nil {
 		return lockFailed(stderr, path, err)
 	}
