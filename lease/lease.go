@@ -82,6 +82,26 @@ func (h *Lease) Err() error {
 	return h.err
 }
 
+// Deadline returns the moment, on the manager's clock, at which the
+// holder declares the lease lost unless a renewal moves it on first:
+// before it no successor can take the lease over, since observers wait
+// out the TTL from a later moment. Work that cannot be fenced (a write to
+// a resource that keeps no token) checks it before each write and stops
+// with room to spare: time.Until(l.Deadline()) > the write's longest
+// duration. The check says nothing of a write made after the process was
+// paused past the deadline: a paused holder learns of its loss only when
+// it resumes, which is why fencing exists. The zero time once the lease
+// has ended; the time is monotonic, unaffected by wall-clock steps.
+func (h *Lease) Deadline() time.Time {
+	m := h.m
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if h.err != nil || h.heapAt[deadlineTimer] == 0 {
+		return time.Time{}
+	}
+	return m.clock.Now().Add(h.deadlineAt - m.now())
+}
+
 // snapshot is the record this holder writes.
 func (h *Lease) snapshot(gen Token, released bool) store.Snapshot {
 	return store.Snapshot{Generation: gen, Holder: h.self, Released: released, RenewedAt: h.m.clock.Now(), TTL: h.m.cfg.TTL}

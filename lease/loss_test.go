@@ -4,6 +4,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/rivus/collab/examples/strictrenewal"
 	"github.com/rivus/collab/lease"
@@ -124,5 +125,35 @@ func TestLossByAPolicyOnAFailedRenewal(t *testing.T) {
 	loss := wantLoss(t, h, rec, lease.LostRenewalFailed)
 	if loss.FailedRenewals != 1 || !errors.Is(loss.LastErr, repotest.ErrInjected) {
 		t.Fatalf("loss %#v, want the one failure", loss)
+	}
+}
+
+// TestDeadlineIsWhenLossIsDeclared: Deadline moves on with each renewal,
+// the lease is lost when the clock reaches it without one, and it is
+// zero then.
+func TestDeadlineIsWhenLossIsDeclared(t *testing.T) {
+	f := platformtest.New(t)
+	repo := newFaultRepo(lease.NewMemoryRepository(), f.Clock)
+	m, _ := newManager(t, f.Platform, repo)
+	h := mustAcquire(t, m, "k")
+	if got, want := h.Deadline(), f.Clock.Now().Add(ttl); !got.Equal(want) {
+		t.Fatalf("deadline %v after acquiring, want the TTL on: %v", got, want)
+	}
+	step(t, f.Clock, hb)
+	settle(t, f.Clock)
+	first := h.Deadline()
+	if want := f.Clock.Now().Add(ttl); !first.Equal(want) {
+		t.Fatalf("deadline %v after a renewal, want %v", first, want)
+	}
+	repo.failNext(-1)
+	step(t, f.Clock, first.Sub(f.Clock.Now())-time.Nanosecond)
+	settle(t, f.Clock)
+	if h.Err() != nil || !h.Deadline().Equal(first) {
+		t.Fatalf("a nanosecond before its deadline: %v, deadline %v", h.Err(), h.Deadline())
+	}
+	advance(f.Clock, time.Nanosecond)
+	wantLost(t, h)
+	if !h.Deadline().IsZero() {
+		t.Fatalf("deadline %v after the loss, want zero", h.Deadline())
 	}
 }
