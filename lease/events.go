@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 	"strconv"
+	"time"
 
 	"github.com/rivus/collab/platform"
 )
@@ -48,8 +49,12 @@ type Event struct {
 	// PreviousDead: the TakenOver event's previous holder was dead on
 	// proof; otherwise it was silent for the TTL.
 	PreviousDead bool
-	// Err is the failure of a RenewalFailed event.
+	// Err is the failure of a RenewalFailed event, and the *LossError of
+	// a Lost one.
 	Err error
+
+	takeover bool          // an Acquired event a TakenOver event follows
+	took     time.Duration // how long a Renewed event's write took
 }
 
 // emitLocked queues e for reporting: the step that caused it runs with
@@ -120,6 +125,9 @@ func (m *Manager) report(e Event) {
 		attrs = append(attrs, slog.String("err", e.Err.Error()))
 	}
 	m.log.LogAttrs(context.Background(), level, "lease "+e.Kind.String(), attrs...)
+	if m.cfg.Metrics != nil {
+		m.measure(e)
+	}
 	if m.cfg.OnEvent != nil {
 		m.cfg.OnEvent(e)
 	}

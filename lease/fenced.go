@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/rivus/collab/internal/leasestep"
 	"github.com/rivus/collab/lease/store"
@@ -34,7 +35,14 @@ func (h *Lease) RunFenced(ctx context.Context, fn func(ctx context.Context, toke
 		delete(h.fenced, &cancel)
 		m.mu.Unlock()
 	}()
+	var waited time.Duration
+	if m.cfg.Metrics != nil {
+		waited = m.now()
+	}
 	unlock, lost, err := h.takeFence(fctx)
+	if m.cfg.Metrics != nil {
+		m.cfg.Metrics.FenceWaited(m.now() - waited)
+	}
 	if err != nil {
 		return err
 	}

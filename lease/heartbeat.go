@@ -41,7 +41,9 @@ func (m *Manager) saver() {
 func (m *Manager) renew(job saveJob) {
 	// A renewal that outlives the earliest deadline is useless: bound it.
 	ctx, cancel := m.withTimeout(max(job.until-m.now(), time.Millisecond))
+	start := m.now()
 	revs, errs := m.save(ctx, job.batch)
+	took := m.now() - start
 	// Its timer goes before the batch is answered: once saving is off,
 	// the manager may look settled, and must have no timer left of a
 	// write that is over.
@@ -63,7 +65,7 @@ func (m *Manager) renew(job saveJob) {
 		out := m.steppedLocked(h, s)
 		switch {
 		case errs[i] == nil && out.Has(policy.LeaseOutputArmDeadline):
-			m.emitLocked(Event{Kind: Renewed, Key: h.key, Token: h.token})
+			m.emitLocked(Event{Kind: Renewed, Key: h.key, Token: h.token, took: took})
 		case errs[i] != nil && out.Has(policy.LeaseOutputScheduleRetry):
 			m.emitLocked(Event{Kind: RenewalFailed, Key: h.key, Token: h.token, Err: errs[i]})
 		}

@@ -49,6 +49,9 @@ type Config struct {
 	// reported after the call that caused it has returned, while another
 	// goroutine's OnEvent runs.
 	OnEvent func(Event)
+	// Metrics, if set, receives the manager's metrics; nil means none,
+	// and costs nothing.
+	Metrics Metrics
 }
 
 // Validate reports the first invalid field as a *ConfigError, without any

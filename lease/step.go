@@ -88,8 +88,9 @@ func (e *handleEnv) Acquired() {
 	h.token = h.step.Token
 	h.reply |= replyAcquired
 	e.m.live[h] = struct{}{}
-	e.m.emitLocked(Event{Kind: Acquired, Key: h.key, Token: h.token})
-	if rec := h.step.Read; !rec.Free {
+	rec := h.step.Read
+	e.m.emitLocked(Event{Kind: Acquired, Key: h.key, Token: h.token, takeover: !rec.Free})
+	if !rec.Free {
 		prev := h.loaded.Snapshot.Holder
 		e.m.emitLocked(Event{Kind: TakenOver, Key: h.key, Token: h.token, Previous: &prev, PreviousDead: rec.Liveness == platform.Dead})
 	}
