@@ -24,6 +24,24 @@ type Options struct {
 	// of one lock; nil means fsm.TurnPolicy. It must be of the "turn"
 	// family.
 	Policy policy.Policy
+	// Metrics, if set, hears how the call ended; nil means none, and
+	// costs nothing.
+	Metrics Metrics
+}
+
+// Metrics receives plock's metrics, in the manner of client-go
+// workqueue's MetricsProvider: each method feeds one metric of the library
+// of your choice. It hears no paths. Acquire calls it as it returns, from
+// the caller's goroutine; it must be safe for concurrent use.
+type Metrics interface {
+	// Acquired observes a call that took the lock, with how long it
+	// took: at once, or after waiting for its turn and the holder.
+	Acquired(took time.Duration)
+	// Refused counts a call that returned a *HeldError.
+	Refused()
+	// GaveUp observes a waiting call whose context ended first, with how
+	// long it had waited.
+	GaveUp(waited time.Duration)
 }
 
 // Backoff of Wait's retries against a holder in another process.
@@ -136,7 +154,26 @@ func Acquire(ctx context.Context, p *platform.Platform, path string, opts Option
 		return nil, fmt.Errorf("plock: a lock file needs this process's identity: %w", err)
 	}
 	t, out := turns.request(newTurnKey(opener(p), resolved), pol, opts.Wait)
-	return a.drive(t, out)
+	if opts.Metrics == nil {
+		return a.drive(t, out)
+	}
+	clock := p.GetClock()
+	start := clock.Monotonic()
+	l, err := a.drive(t, out)
+	measureCall(opts.Metrics, ctx, err, clock.Monotonic()-start)
+	return l, err
+}
+
+// measureCall tells m how a call that took so long ended with err.
+func measureCall(m Metrics, ctx context.Context, err error, took time.Duration) {
+	switch {
+	case err == nil:
+		m.Acquired(took)
+	case errors.Is(err, ErrHeld):
+		m.Refused()
+	case ctx.Err() != nil && errors.Is(err, context.Cause(ctx)):
+		m.GaveUp(took)
+	}
 }
 
 // IsHeld tells whether another process, or an acquisition in this one,
