@@ -343,6 +343,10 @@ type leaseRow struct {
 	State      string             `json:"state"` // held, released, broken, expired
 	Holder     *platform.Identity `json:"holder"`
 	Age        string             `json:"age"` // since the last renewal, by the holder's wall clock
+	// Liveness is the holder's process as this host judges it: alive,
+	// dead, unknown, or remote (another process table, judged by the
+	// TTL alone); "" for a released or broken record.
+	Liveness string `json:"liveness,omitempty"`
 }
 
 func runLeaseLs(args []string, stdout, stderr io.Writer) int {
@@ -362,7 +366,7 @@ func runLeaseLs(args []string, stdout, stderr io.Writer) int {
 		return code
 	}
 	defer st.close()
-	rows, bad, err := listLeases(context.Background(), st.repo, p.GetClock().Now())
+	rows, bad, err := listLeases(context.Background(), st.repo, p.GetClock().Now(), p.Process)
 	if err != nil {
 		fmt.Fprintf(stderr, "collab lease ls: %v\n", err)
 		return 1
@@ -410,13 +414,16 @@ func printLeases(stdout io.Writer, rows []leaseRow, asJSON bool) bool {
 		return true
 	}
 	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "KEY\tGENERATION\tSTATE\tHOLDER\tAGE")
+	fmt.Fprintln(tw, "KEY\tGENERATION\tSTATE\tHOLDER\tLIVENESS\tAGE")
 	for _, r := range rows {
-		holder := "-"
+		holder, liveness := "-", r.Liveness
 		if r.Holder != nil {
 			holder = fmt.Sprintf("pid %d on %s", r.Holder.PID, platform.Printable(r.Holder.Host))
 		}
-		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\n", platform.Printable(r.Key), r.Generation, r.State, holder, r.Age)
+		if liveness == "" {
+			liveness = "-"
+		}
+		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\n", platform.Printable(r.Key), r.Generation, r.State, holder, liveness, r.Age)
 	}
 	return tw.Flush() == nil
 }
@@ -424,7 +431,7 @@ func printLeases(stdout io.Writer, rows []leaseRow, asJSON bool) bool {
 // listLeases reads every record of a repository that can list its keys.
 // A record that cannot be read is returned in bad, one error naming its
 // key, and the others are still listed; err is a failure to list at all.
-func listLeases(ctx context.Context, repo store.Repository, now time.Time) (rows []leaseRow, bad []error, err error) {
+func listLeases(ctx context.Context, repo store.Repository, now time.Time, judge platform.Process) (rows []leaseRow, bad []error, err error) {
 	lister, ok := repo.(store.Lister)
 	if !ok {
 		return nil, nil, errors.New("this store cannot list its keys")
@@ -441,7 +448,11 @@ func listLeases(ctx context.Context, repo store.Repository, now time.Time) (rows
 			continue
 		}
 		if ok {
-			rows = append(rows, rowOf(k, rec.Snapshot, now))
+			r := rowOf(k, rec.Snapshot, now)
+			if !rec.Snapshot.Released && judge != nil {
+				r.Liveness = judge.Judge(rec.Snapshot.Holder).Liveness.String()
+			}
+			rows = append(rows, r)
 		}
 	}
 	return rows, bad, nil

@@ -9,6 +9,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -163,7 +164,8 @@ func TestLeaseLs(t *testing.T) {
 				}
 				rows = append(rows, r)
 			}
-			if code != 0 || len(rows) != 2 || rows[0].Key != "busy" || rows[0].State != "held" || rows[1].State != "released" || rows[0].Holder == nil {
+			if code != 0 || len(rows) != 2 || rows[0].Key != "busy" || rows[0].State != "held" || rows[1].State != "released" || rows[0].Holder == nil ||
+				rows[0].Liveness != "alive" || rows[1].Liveness != "" {
 				t.Fatalf("--json: exit %d, rows %+v", code, rows)
 			}
 		})
@@ -515,6 +517,43 @@ func TestLeaseRunSaysItCreatedTheStore(t *testing.T) {
 		code, _, errOut := runCLI(t, "", "lease", "run", "--store", store, "--key", "k", "--", "true")
 		if code != 0 || strings.Contains(errOut, "created the store "+store) != want {
 			t.Fatalf("run %d: exit %d, stderr %q; want the creation said %v", i, code, errOut, want)
+		}
+	}
+}
+
+// TestLeaseLsJudgesHolders: lease ls says of each holder whether this host
+// finds its process dead, alive, or on another process table.
+func TestLeaseLsJudgesHolders(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "leases.db")
+	repo, err := sqlite.Open(platformsqlite.OS(), path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	self, err := platform.OS().Process.Self()
+	if err != nil {
+		t.Fatal(err)
+	}
+	gone := exec.Command("true")
+	if err := gone.Run(); err != nil { // reaped: its pid names no process
+		t.Fatal(err)
+	}
+	dead := self
+	dead.PID = gone.Process.Pid
+	remote := self
+	remote.BootID = "00000000-0000-4000-8000-000000000002"
+	for key, holder := range map[string]platform.Identity{"alive": self, "dead": dead, "remote": remote} {
+		if _, err := repo.Save(t.Context(), key, store.Snapshot{Generation: 1, Holder: holder, RenewedAt: time.Now(), TTL: time.Hour}, 0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	repo.Close()
+	code, out, errOut := runCLI(t, "", "lease", "ls", "--store", path)
+	if code != 0 || !strings.Contains(out, "LIVENESS") {
+		t.Fatalf("exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
+	for _, key := range []string{"alive", "dead", "remote"} {
+		if !lineHas(out, key+" ", "  "+key+"  ") {
+			t.Errorf("no line of %s judged %s:\n%s", key, key, out)
 		}
 	}
 }
