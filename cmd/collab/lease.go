@@ -124,16 +124,24 @@ func (s storeSpec) mustExist(p *platform.Platform) error {
 	return nil
 }
 
-// openStore opens s, creating it if missing.
-func openStore(p *platform.Platform, s storeSpec) (leaseStore, error) {
-	switch s.kind {
-	case "postgres":
-		return openPostgresStore(s.path)
-	case "dir":
+// openStore opens s, creating it if missing; readOnly opens an existing
+// store only, and creates, migrates or changes nothing.
+func openStore(p *platform.Platform, s storeSpec, readOnly bool) (leaseStore, error) {
+	switch {
+	case s.kind == "postgres":
+		return openPostgresStore(s.path, readOnly)
+	case s.kind == "dir" && readOnly:
+		r, err := file.OpenReadOnly(p, s.path)
+		return leaseStore{r, func() error { return nil }}, err
+	case s.kind == "dir":
 		r, err := file.Open(p, s.path)
 		return leaseStore{r, func() error { return nil }}, err
 	}
-	r, err := sqlite.Open(p, s.path)
+	open := sqlite.Open
+	if readOnly {
+		open = sqlite.OpenReadOnly
+	}
+	r, err := open(p, s.path)
 	if err != nil {
 		return leaseStore{}, err
 	}
@@ -217,7 +225,7 @@ func runLeaseRun(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return 2
 	}
 	existed := spec.mustExist(host()) == nil
-	st, err := openStore(host(), spec)
+	st, err := openStore(host(), spec, false)
 	if err != nil {
 		fmt.Fprintf(stderr, "collab lease run: %v\n", err)
 		return 1
@@ -361,7 +369,7 @@ func runLeaseLs(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	p := host()
-	st, code := openExistingStore(p, *storeSpec, "collab lease ls", stderr)
+	st, code := openExistingStore(p, *storeSpec, "collab lease ls", false, stderr)
 	if code != 0 {
 		return code
 	}
@@ -383,7 +391,7 @@ func runLeaseLs(args []string, stdout, stderr io.Writer) int {
 // reads or fixes records (ls, break): a mistyped path must not create a
 // store. On failure it reports to stderr under name and returns the exit
 // status: 2 for a bad spec, 1 for a store that is missing or fails.
-func openExistingStore(p *platform.Platform, spec, name string, stderr io.Writer) (leaseStore, int) {
+func openExistingStore(p *platform.Platform, spec, name string, write bool, stderr io.Writer) (leaseStore, int) {
 	s, err := parseStore(spec)
 	if err != nil {
 		fmt.Fprintf(stderr, "%s: %v\n", name, err)
@@ -393,7 +401,14 @@ func openExistingStore(p *platform.Platform, spec, name string, stderr io.Writer
 		fmt.Fprintf(stderr, "%s: %v\n", name, err)
 		return leaseStore{}, 1
 	}
-	st, err := openStore(p, s)
+	// Read-only first, so that a file that is not a lease store is left
+	// as it was; a command that writes opens it again for that.
+	st, err := openStore(p, s, true)
+	if err == nil && write {
+		if err = st.close(); err == nil {
+			st, err = openStore(p, s, false)
+		}
+	}
 	if err != nil {
 		fmt.Fprintf(stderr, "%s: %v\n", name, err)
 		return leaseStore{}, 1

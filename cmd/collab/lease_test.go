@@ -557,3 +557,45 @@ func TestLeaseLsJudgesHolders(t *testing.T) {
 		}
 	}
 }
+
+// TestLeaseLsAndBreakChangeNoForeignFile: lease ls and lease break on a
+// file that is not a lease store (text, or another program's SQLite
+// database) fail, and leave it byte for byte as it was, with nothing
+// beside it.
+func TestLeaseLsAndBreakChangeNoForeignFile(t *testing.T) {
+	dir := t.TempDir()
+	text := filepath.Join(dir, "notes.db")
+	if err := os.WriteFile(text, []byte("not a database\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	other := filepath.Join(dir, "other.db")
+	db, err := platformsqlite.Opener().Open(other, platform.SQLiteOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Exec("CREATE TABLE accounts (id INTEGER PRIMARY KEY, name TEXT)"); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	before := map[string][]byte{}
+	for _, f := range []string{text, other} {
+		if before[f], err = os.ReadFile(f); err != nil {
+			t.Fatal(err)
+		}
+	}
+	names := dirNames(t, dir)
+	for _, f := range []string{text, other} {
+		for _, cmd := range [][]string{{"lease", "ls", "--store", f}, {"lease", "break", "--store", f, "--key", "k"}} {
+			code, _, errOut := runCLI(t, "", cmd...)
+			if code != 1 || !strings.Contains(errOut, f) {
+				t.Errorf("%q: exit %d, stderr %q; want 1 naming the file", cmd, code, errOut)
+			}
+			if after, _ := os.ReadFile(f); !bytes.Equal(after, before[f]) {
+				t.Fatalf("%q changed %s", cmd, f)
+			}
+			if got := dirNames(t, dir); !slices.Equal(got, names) {
+				t.Fatalf("%q left %q beside it, want %q", cmd, got, names)
+			}
+		}
+	}
+}

@@ -39,7 +39,7 @@ func runLeaseBreak(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	p := host()
-	st, code := openExistingStore(p, *storeSpec, "collab lease break", stderr)
+	st, code := openExistingStore(p, *storeSpec, "collab lease break", true, stderr)
 	if code != 0 {
 		return code
 	}

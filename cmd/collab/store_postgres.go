@@ -19,11 +19,16 @@ func isPostgresURL(spec string) bool {
 	return strings.HasPrefix(spec, "postgres://") || strings.HasPrefix(spec, "postgresql://")
 }
 
-// openPostgresStore opens the lease tables of the database at url.
-func openPostgresStore(url string) (leaseStore, error) {
+// openPostgresStore opens the lease tables of the database at url, for
+// reading only with readOnly.
+func openPostgresStore(url string, readOnly bool) (leaseStore, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), postgresOpenTimeout)
 	defer cancel()
-	r, err := postgres.Open(ctx, url)
+	var opts []postgres.Option
+	if readOnly {
+		opts = append(opts, postgres.ReadOnly())
+	}
+	r, err := postgres.Open(ctx, url, opts...)
 	if err != nil {
 		return leaseStore{}, err
 	}

@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
+	neturl "net/url"
 	"os"
 	"regexp"
 	"strconv"
@@ -104,5 +105,43 @@ func deleteKey(t *testing.T, url, key string) {
 	defer conn.Close(context.Background())
 	if _, err := conn.Exec(context.Background(), "DELETE FROM collab_leases WHERE key = $1", key); err != nil {
 		t.Error(err)
+	}
+}
+
+// TestLeaseLsPostgresSelectOnly: lease ls works for a role that may only
+// read the lease tables: it creates, migrates and inserts nothing.
+func TestLeaseLsPostgresSelectOnly(t *testing.T) {
+	url := testPostgresURL(t)
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	key, role := "cmd-ro-"+hex.EncodeToString(b[:]), "collab_ro_"+hex.EncodeToString(b[:])
+	t.Cleanup(func() { deleteKey(t, url, key) })
+	if code, _, errOut := runCLI(t, "", "lease", "run", "--store", url, "--key", key, "--", "true"); code != 0 {
+		t.Fatalf("lease run: %s", errOut)
+	}
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	id := pgx.Identifier{role}.Sanitize()
+	for _, q := range []string{"CREATE ROLE " + id + " LOGIN", "GRANT SELECT ON collab_leases, collab_lease_schema TO " + id} {
+		if _, err := conn.Exec(ctx, q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Cleanup(func() {
+		_, _ = conn.Exec(ctx, "REVOKE ALL ON collab_leases, collab_lease_schema FROM "+id)
+		_, _ = conn.Exec(ctx, "DROP ROLE "+id)
+	})
+	u, err := neturl.Parse(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	u.User = neturl.User(role)
+	code, out, errOut := runCLI(t, "", "lease", "ls", "--store", u.String())
+	if code != 0 || !lineHas(out, key, "released") {
+		t.Fatalf("lease ls as a role that may only read: exit %d, stdout %q, stderr %q", code, out, errOut)
 	}
 }

@@ -91,6 +91,37 @@ func Open(p *platform.Platform, dir string) (*Repository, error) {
 	}, nil
 }
 
+// OpenReadOnly opens the existing repository in dir on p for reading:
+// it creates nothing, neither dir nor its lock directories, so that a look
+// at a mistyped path leaves no directory behind. dir must exist and be
+// one this user can trust, as for Open. Save and Fence on it fail where
+// the lock directories are missing.
+func OpenReadOnly(p *platform.Platform, dir string) (*Repository, error) {
+	if p == nil {
+		p = platform.OS()
+	}
+	if p.FS == nil {
+		return nil, &store.RepositoryError{Op: "open", Err: errors.New("the platform has no file system")}
+	}
+	st, err := p.FS.Stat(dir)
+	switch {
+	case err != nil:
+		return nil, &store.RepositoryError{Op: "open", Err: err}
+	case !st.IsDir():
+		return nil, &store.RepositoryError{Op: "open", Err: &fs.PathError{Op: "open", Path: dir, Err: errors.New("not a directory")}}
+	}
+	if err := platform.TrustedDir(p.FS, dir); err != nil {
+		return nil, &store.RepositoryError{Op: "open", Err: err}
+	}
+	clock := p.GetClock()
+	return &Repository{
+		fs:     p.FS,
+		dir:    dir,
+		locks:  keyfile.NewLocks(p.FS, clock, filepath.Join(dir, locksDirName), lockSuffix, "save"),
+		fences: keyfile.NewLocks(p.FS, clock, filepath.Join(dir, fencesDirName), keyfile.FenceSuffix, "fence"),
+	}, nil
+}
+
 // Load reads key's record file. It takes no lock: files are replaced by
 // rename, so a reader sees a whole old or a whole new record.
 func (r *Repository) Load(ctx context.Context, key string) (store.Record, bool, error) {

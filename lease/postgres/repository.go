@@ -34,8 +34,17 @@ var (
 type Option func(*options)
 
 type options struct {
-	schema string
-	clock  platform.Clock
+	schema   string
+	clock    platform.Clock
+	readOnly bool
+}
+
+// ReadOnly opens an existing repository for reading: Open creates,
+// migrates and inserts nothing, so that a role that may only SELECT can
+// list the leases (collab lease ls). A database without the repository's
+// tables, or with an older version of them, is a *store.RepositoryError.
+func ReadOnly() Option {
+	return func(o *options) { o.readOnly = true }
 }
 
 // WithSchema keeps the tables in the PostgreSQL schema name, created if
@@ -89,7 +98,11 @@ func setup(ctx context.Context, pool *pgxpool.Pool, cfg *pgxpool.Config, o optio
 		version = pgx.Identifier{o.schema, "collab_lease_schema"}
 	}
 	where := fmt.Sprintf("database %s on %s, table %s", cfg.ConnConfig.Database, cfg.ConnConfig.Host, table.Sanitize())
-	if err := setupSchema(ctx, pool, o.schema, table, version, where); err != nil {
+	check := setupSchema
+	if o.readOnly {
+		check = checkSchema
+	}
+	if err := check(ctx, pool, o.schema, table, version, where); err != nil {
 		return nil, err
 	}
 	fencePool, err := pgxpool.NewWithConfig(ctx, cfg.Copy())

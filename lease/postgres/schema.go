@@ -95,3 +95,19 @@ func setupSchema(ctx context.Context, pool *pgxpool.Pool, schema string, table, 
 		return failed(err)
 	}
 }
+
+// checkSchema checks that the repository's tables exist at the version
+// this package writes, reading only, for a read-only Open.
+func checkSchema(ctx context.Context, pool *pgxpool.Pool, _ string, table, version pgx.Identifier, where string) error {
+	var found int64
+	if err := pool.QueryRow(ctx, "SELECT version FROM "+version.Sanitize()+" WHERE id = 1").Scan(&found); err != nil {
+		return fail(ctx, "open", "", fmt.Errorf("%s: no lease repository to read: %w", where, err))
+	}
+	if found != schemaVersion {
+		return &store.RepositoryError{Op: "open", Err: &SchemaError{Where: where, Version: found, Supported: schemaVersion}}
+	}
+	if _, err := pool.Exec(ctx, "SELECT 1 FROM "+table.Sanitize()+" LIMIT 0"); err != nil {
+		return fail(ctx, "open", "", fmt.Errorf("%s: %w", where, err))
+	}
+	return nil
+}

@@ -142,40 +142,14 @@ func zone(z string) string {
 // An unknown schema version is a *store.RepositoryError wrapping a
 // *SchemaError, and leaves the database untouched.
 func Open(p *platform.Platform, path string) (*Repository, error) {
-	if p == nil {
-		p = platformsqlite.OS()
-	}
-	switch {
-	case p.SQLite == nil:
-		return nil, &store.RepositoryError{Op: "open", Err: fmt.Errorf("%s: the platform has no SQLite: %w", path, errors.ErrUnsupported)}
-	case p.FS == nil:
-		return nil, &store.RepositoryError{Op: "open", Err: fmt.Errorf("%s: the platform has no file system", path)}
-	}
-	// SQLite opens the WAL and shared-memory files by name: only in a
-	// directory where nobody else can plant them, checked with the
-	// database before the open, on the path with its directory's links
-	// resolved, so that no link is followed after the check.
-	resolved, err := platform.ResolveDir(p.FS, path)
+	p, path, err := checkPath(p, path)
 	if err != nil {
-		return nil, &store.RepositoryError{Op: "open", Err: fmt.Errorf("%s: %w", path, err)}
-	}
-	path = resolved
-	if err := platform.SQLiteDir(p.FS, filepath.Dir(path), "use the file store (dir:DIR, lease/file)"); err != nil {
-		return nil, &store.RepositoryError{Op: "open", Err: err}
+		return nil, err
 	}
 	// The records name processes and hosts: private, as the file store's
 	// are. A new database is created empty with mode 0600 before SQLite
 	// opens it, and SQLite gives its journal and WAL files the database's
 	// mode; an existing database keeps the mode its owner gave it.
-	// A link planted at the path would have SQLite write into its target.
-	if st, err := p.FS.Lstat(path); err == nil && st.Mode()&fs.ModeSymlink != 0 {
-		return nil, &store.RepositoryError{Op: "open", Err: &fs.PathError{Op: "open", Path: path, Err: platform.ErrSymlink}}
-	} else if err == nil && st.IsDir() {
-		return nil, &store.RepositoryError{Op: "open", Err: &fs.PathError{Op: "open", Path: path, Err: errIsDir}}
-	}
-	if err := platform.SQLiteFiles(p.FS, path); err != nil {
-		return nil, &store.RepositoryError{Op: "open", Err: err}
-	}
 	if err := p.FS.CreateExclusive(path, nil, 0o600); err != nil && !errors.Is(err, fs.ErrExist) {
 		return nil, &store.RepositoryError{Op: "open", Err: err}
 	}
@@ -198,6 +172,79 @@ func Open(p *platform.Platform, path string) (*Repository, error) {
 		path:     path,
 		writer:   make(chan struct{}, 1),
 		fences:   keyfile.NewLocks(p.FS, p.GetClock(), fencesDir, keyfile.FenceSuffix, "fence"),
+		prepared: map[string]*sql.Stmt{},
+	}
+	r.close = sync.OnceValue(r.closeDB)
+	return r, nil
+}
+
+// checkPath checks that p can open a database at path, and that path is
+// one SQLite may open by name, and returns p (a nil p made sqlite.OS())
+// and the path with its directory's links resolved.
+func checkPath(p *platform.Platform, path string) (*platform.Platform, string, error) {
+	if p == nil {
+		p = platformsqlite.OS()
+	}
+	switch {
+	case p.SQLite == nil:
+		return nil, "", &store.RepositoryError{Op: "open", Err: fmt.Errorf("%s: the platform has no SQLite: %w", path, errors.ErrUnsupported)}
+	case p.FS == nil:
+		return nil, "", &store.RepositoryError{Op: "open", Err: fmt.Errorf("%s: the platform has no file system", path)}
+	}
+	// SQLite opens the WAL and shared-memory files by name: only in a
+	// directory where nobody else can plant them, checked with the
+	// database before the open, on the path with its directory's links
+	// resolved, so that no link is followed after the check.
+	resolved, err := platform.ResolveDir(p.FS, path)
+	if err != nil {
+		return nil, "", &store.RepositoryError{Op: "open", Err: fmt.Errorf("%s: %w", path, err)}
+	}
+	path = resolved
+	if err := platform.SQLiteDir(p.FS, filepath.Dir(path), "use the file store (dir:DIR, lease/file)"); err != nil {
+		return nil, "", &store.RepositoryError{Op: "open", Err: err}
+	}
+	// A link planted at the path would have SQLite write into its target.
+	if st, err := p.FS.Lstat(path); err == nil && st.Mode()&fs.ModeSymlink != 0 {
+		return nil, "", &store.RepositoryError{Op: "open", Err: &fs.PathError{Op: "open", Path: path, Err: platform.ErrSymlink}}
+	} else if err == nil && st.IsDir() {
+		return nil, "", &store.RepositoryError{Op: "open", Err: &fs.PathError{Op: "open", Path: path, Err: errIsDir}}
+	}
+	if err := platform.SQLiteFiles(p.FS, path); err != nil {
+		return nil, "", &store.RepositoryError{Op: "open", Err: err}
+	}
+	return p, path, nil
+}
+
+// OpenReadOnly opens the existing lease database at path on p for
+// reading: it creates, migrates and changes nothing, neither the
+// database nor the fence directory beside it, so that a look at a
+// mistyped path, or at a file that is not a lease database, leaves it as
+// it was. A missing file, or one without this package's schema, is a
+// *store.RepositoryError. Save and Fence on it fail.
+func OpenReadOnly(p *platform.Platform, path string) (*Repository, error) {
+	p, path, err := checkPath(p, path)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := p.FS.Lstat(path); err != nil {
+		return nil, &store.RepositoryError{Op: "open", Err: err}
+	}
+	db, err := p.SQLite.Open(path, platform.SQLiteOptions{ReadOnly: true, BusyTimeout: busyTimeout})
+	if err != nil {
+		return nil, &store.RepositoryError{Op: "open", Err: err}
+	}
+	var version int64
+	if err := db.QueryRow(selectSchemaVersion).Scan(&version); err != nil {
+		return nil, closeAfter(&store.RepositoryError{Op: "open", Err: fmt.Errorf("%s is not a lease database: %w", path, err)}, db)
+	}
+	if version != schemaVersion {
+		return nil, closeAfter(&store.RepositoryError{Op: "open", Err: &SchemaError{Path: path, Version: version, Supported: schemaVersion}}, db)
+	}
+	r := &Repository{
+		db:       db,
+		path:     path,
+		writer:   make(chan struct{}, 1),
+		fences:   keyfile.NewLocks(p.FS, p.GetClock(), path+".fences", keyfile.FenceSuffix, "fence"),
 		prepared: map[string]*sql.Stmt{},
 	}
 	r.close = sync.OnceValue(r.closeDB)

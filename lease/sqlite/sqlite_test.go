@@ -435,3 +435,38 @@ func TestBrokenMeansNothingInAHeldRow(t *testing.T) {
 		t.Fatalf("Load = %+v, %v, %v; want the held record, not broken", rec, ok, err)
 	}
 }
+
+// TestOpenReadOnly: a read-only open reads a lease database, refuses to
+// write, and creates nothing at a missing path or beside a foreign file.
+func TestOpenReadOnly(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "leases.db")
+	rw, err := sqlite.Open(nil, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := rw.Save(t.Context(), "k", repotest.Snap(1), 0); err != nil {
+		t.Fatal(err)
+	}
+	rw.Close()
+	ro, err := sqlite.OpenReadOnly(nil, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ro.Close()
+	if rec, ok, err := ro.Load(t.Context(), "k"); err != nil || !ok || rec.Snapshot.Generation != 1 {
+		t.Fatalf("Load = %+v, %v, %v", rec, ok, err)
+	}
+	if _, err := ro.Save(t.Context(), "k", repotest.Snap(2), 1); err == nil {
+		t.Fatal("a read-only repository saved")
+	}
+	for _, bad := range []string{filepath.Join(dir, "missing.db"), filepath.Join(dir, "other", "missing.db")} {
+		if r, err := sqlite.OpenReadOnly(nil, bad); err == nil {
+			r.Close()
+			t.Fatalf("OpenReadOnly(%s) opened a missing database", bad)
+		}
+		if _, err := os.Stat(bad); !errors.Is(err, fs.ErrNotExist) {
+			t.Fatalf("OpenReadOnly(%s) made it: %v", bad, err)
+		}
+	}
+}
