@@ -177,9 +177,35 @@ func newFlags(name, usage string, stderr io.Writer) *flag.FlagSet {
 	fs.SetOutput(stderr)
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: "+usage)
+		if notes := usageNotes[name]; notes != "" {
+			fmt.Fprintln(stderr, notes)
+		}
 		fs.PrintDefaults()
 	}
 	return fs
+}
+
+// usageNotes say, after a subcommand's usage line, what the command's
+// environment holds and what its exit statuses mean.
+var usageNotes = map[string]string{
+	"collab lease run": "The command runs with $COLLAB_LEASE_KEY (the key) and $COLLAB_LEASE_TOKEN (the fencing token,\n" +
+		"the lease's generation: pass it to every write that can check it). Exit status: the command's;\n" +
+		"75 the key is held (or the wait timed out); 76 the lease was lost and the command stopped;\n" +
+		"1 the store failed; 2 bad usage. The store may also come from $" + storeEnv + ".",
+	"collab lease ls": "Opens the store read-only: it creates and changes nothing. Exit status: 0; 1 the store is\n" +
+		"missing, is not a lease store, or failed; 2 bad usage.",
+	"collab lease break": "Exit status: 0 broken; 3 no lease to break (no record, or released); 75 the holder may still\n" +
+		"run on this host (--force breaks it anyway); 1 the store is missing or failed; 2 bad usage.",
+}
+
+// exitNotHeld is lease break's status for a key with no lease to break.
+const exitNotHeld = 3
+
+// missing reports a required argument that is absent, with the usage.
+func missing(fs *flag.FlagSet, stderr io.Writer, what string) int {
+	fmt.Fprintf(stderr, "%s: %s\n", fs.Name(), what)
+	fs.Usage()
+	return 2
 }
 
 func runLeaseRun(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
@@ -199,9 +225,11 @@ func runLeaseRun(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if len(argv) > 0 && argv[0] == "--" {
 		argv = argv[1:]
 	}
-	if *key == "" || len(argv) == 0 {
-		fs.Usage()
-		return 2
+	switch {
+	case *key == "":
+		return missing(fs, stderr, "--key is required")
+	case len(argv) == 0:
+		return missing(fs, stderr, "a command to run is required, after --")
 	}
 	// Validate every argument before the store is opened (or created).
 	spec, specErr := parseStore(*storeSpec)

@@ -466,8 +466,8 @@ func TestLeaseBreakStopsTheHolder(t *testing.T) {
 			if code != 0 || out != "3\n" {
 				t.Fatalf("the next holder: exit %d, stdout %q, stderr %q; want token 3", code, out, errOut)
 			}
-			if code, _, errOut := runCLI(t, "", "lease", "break", "--store", store, "--key", "k"); code != 1 || !strings.Contains(errOut, "no lease") {
-				t.Fatalf("break of a released lease: exit %d, stderr %q; want 1", code, errOut)
+			if code, _, errOut := runCLI(t, "", "lease", "break", "--store", store, "--key", "k"); code != exitNotHeld || !strings.Contains(errOut, "no lease") {
+				t.Fatalf("break of a released lease: exit %d, stderr %q; want %d", code, errOut, exitNotHeld)
 			}
 		})
 	}
@@ -595,6 +595,41 @@ func TestLeaseLsAndBreakChangeNoForeignFile(t *testing.T) {
 			}
 			if got := dirNames(t, dir); !slices.Equal(got, names) {
 				t.Fatalf("%q left %q beside it, want %q", cmd, got, names)
+			}
+		}
+	}
+}
+
+// TestUsageErrorsSayWhatIsMissing: a usage error names what is missing
+// before the usage, and --help documents the command's environment and
+// exit statuses.
+func TestUsageErrorsSayWhatIsMissing(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"lease", "run", "--store", "x.db", "--", "true"}, "--key is required"},
+		{[]string{"lease", "run", "--store", "x.db", "--key", "k"}, "a command to run is required"},
+		{[]string{"lease", "break", "--store", "x.db"}, "--key is required"},
+		{[]string{"lock", "app.lock"}, "a lock PATH, then --, then the command"},
+	} {
+		code, _, errOut := runCLI(t, "", tc.args...)
+		if code != 2 || !strings.Contains(errOut, tc.want) || !strings.Contains(errOut, "usage: ") {
+			t.Errorf("%q: exit %d, stderr %q; want 2 saying %q", tc.args, code, errOut, tc.want)
+		}
+	}
+	for _, tc := range []struct {
+		args []string
+		want []string
+	}{
+		{[]string{"lease", "run", "--help"}, []string{"$COLLAB_LEASE_TOKEN", "$COLLAB_LEASE_KEY", "76 the lease was lost"}},
+		{[]string{"lease", "break", "--help"}, []string{"3 no lease to break"}},
+		{[]string{"lock", "--help"}, []string{"$COLLAB_LOCK_FD", "75 the lock is held"}},
+	} {
+		_, _, errOut := runCLI(t, "", tc.args...)
+		for _, w := range tc.want {
+			if !strings.Contains(errOut, w) {
+				t.Errorf("%q does not say %q:\n%s", tc.args, w, errOut)
 			}
 		}
 	}

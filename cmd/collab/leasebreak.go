@@ -20,8 +20,8 @@ var errBreakSilent = fmt.Errorf("the store did not answer within %v", breakTimeo
 
 // runLeaseBreak ends a stuck holder's lease (lease.Break): 0 when broken,
 // 75 when a holder that may still run on this host is refused without
-// --force, 1 when there is no lease to break or the store fails, 2 on bad
-// usage (a bad --key among it, found before the store is opened).
+// --force, 3 when there is no lease to break, 1 when the store fails, 2
+// on bad usage (a bad --key among it, found before the store is opened).
 func runLeaseBreak(args []string, stdout, stderr io.Writer) int {
 	fs := newFlags("collab lease break", leaseBreakUsage, stderr)
 	storeSpec := fs.String("store", os.Getenv(storeEnv), "a SQLite file path, dir:PATH, or a postgres:// URL (default $"+storeEnv+")")
@@ -30,9 +30,11 @@ func runLeaseBreak(args []string, stdout, stderr io.Writer) int {
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
-	if *key == "" || fs.NArg() != 0 {
-		fs.Usage()
-		return 2
+	switch {
+	case *key == "":
+		return missing(fs, stderr, "--key is required")
+	case fs.NArg() != 0:
+		return missing(fs, stderr, fmt.Sprintf("unexpected arguments %q", fs.Args()))
 	}
 	if err := store.ValidateKey(*key); err != nil {
 		fmt.Fprintf(stderr, "collab lease break: --key: %v\n", err)
@@ -56,7 +58,7 @@ func runLeaseBreak(args []string, stdout, stderr io.Writer) int {
 		return exitHeld
 	case errors.Is(err, lease.ErrNotHeld):
 		fmt.Fprintf(stderr, "collab lease break: %q: no lease to break (no record, or released)\n", *key)
-		return 1
+		return exitNotHeld
 	case err != nil:
 		fmt.Fprintf(stderr, "collab lease break: %v\n", err)
 		return 1

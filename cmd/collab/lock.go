@@ -39,7 +39,7 @@ func runLock(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	lockFile := fs.Bool("lock-file", false, lockFileUsage)
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: collab lock [--wait] [--timeout DURATION] [--lock-file] PATH -- COMMAND [ARG...]\n       collab lock status [--json] [--lock-file] PATH")
-		fmt.Fprintln(stderr, "The command gets the lock's guard as descriptor $"+guardEnv+": the lock stays held until every\nprocess holding it has ended; close it in a process that must outlive the lock.")
+		fmt.Fprintln(stderr, "The command gets the lock's guard as descriptor $"+guardEnv+": the lock stays held until every\nprocess holding it has ended; close it in a process that must outlive the lock. Exit status:\nthe command's; 75 the lock is held (or the wait timed out); 1 the lock failed; 2 bad usage.")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -47,6 +47,7 @@ func runLock(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	}
 	rest := fs.Args()
 	if len(rest) < 3 || rest[1] != "--" {
+		fmt.Fprintln(stderr, "collab lock: a lock PATH, then --, then the command to run are required")
 		fs.Usage()
 		return 2
 	}
