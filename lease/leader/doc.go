@@ -22,6 +22,14 @@
 // the loss when it resumes, before its next renewal: its Lead's context
 // is cancelled then, and a successor may already lead.
 //
+// [Observe] tells who leads a key, for followers and for processes that
+// never campaign: the leader's process and term, since when, whether this
+// host finds it alive, dead or on another process table, and whether its
+// record has been silent for its TTL. It is what client-go's OnNewLeader
+// and etcd's Observe give; it is a function of its own rather than a
+// callback of Config because it needs only the repository, so that any
+// process can watch an election it takes no part in.
+//
 // The caller's duties:
 //
 //  1. Lead returns soon after its context is cancelled and does nothing

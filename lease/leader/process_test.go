@@ -18,6 +18,7 @@ import (
 	"github.com/rivus/collab/lease"
 	"github.com/rivus/collab/lease/leader"
 	"github.com/rivus/collab/lease/sqlite"
+	"github.com/rivus/collab/platform"
 	platformsqlite "github.com/rivus/collab/platform/sqlite"
 )
 
@@ -168,4 +169,54 @@ func TestPausedLeaderIsSucceededAfterTheTTL(t *testing.T) {
 		t.Fatalf("the new leader was cancelled when the old one resumed: %q", line)
 	default:
 	}
+}
+
+// TestObserverSeesTheLeaderReplaced: a process that takes no part in the
+// election observes the leader's process and term; when the leader is
+// killed it hears it dead, then the successor's term.
+func TestObserverSeesTheLeaderReplaced(t *testing.T) {
+	store := filepath.Join(t.TempDir(), "leases.db")
+	a := startCandidate(t, store, 10*time.Second)
+	a.expect(t, "lead 1")
+	b := startCandidate(t, store, 10*time.Second)
+	repo, err := sqlite.Open(platformsqlite.OS(), store)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer repo.Close()
+	ctx, cancel := context.WithCancel(t.Context())
+	reports, done := make(chan leader.Leader, 64), make(chan error, 1)
+	go func() {
+		done <- leader.Observe(ctx, repo, nil, "leader", 20*time.Millisecond, func(l leader.Leader) { reports <- l })
+	}()
+	defer func() {
+		cancel()
+		<-done
+	}()
+	await := func(what string, ok func(leader.Leader) bool) {
+		t.Helper()
+		deadline := time.After(time.Minute)
+		for {
+			select {
+			case l := <-reports:
+				if ok(l) {
+					return
+				}
+			case <-deadline:
+				t.Fatalf("the observer did not see %s within a minute", what)
+			}
+		}
+	}
+	await("the first leader alive", func(l leader.Leader) bool {
+		return l.Token == 1 && l.Holder.PID == a.cmd.Process.Pid && l.Liveness == platform.Alive
+	})
+	if err := a.cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	_ = a.cmd.Wait()
+	b.expect(t, "takeover dead=true")
+	b.expect(t, "lead 2")
+	await("the successor's term", func(l leader.Leader) bool {
+		return l.Token == 2 && l.Holder.PID == b.cmd.Process.Pid && l.Liveness == platform.Alive
+	})
 }
