@@ -18,7 +18,7 @@ import (
 func runCheck(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("collab check", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	timeout := fs.Duration("timeout", 5*time.Minute, "give up on a policy after this long, the verdict then incomplete (0: no limit)")
+	timeout := durationFlag(fs, "timeout", 5*time.Minute, "give up on a policy after this long, the verdict then incomplete (0: no limit)")
 	maxStates := fs.Int("max-states", 0, "give up on a policy after this many states (0: no limit)")
 	fingerprint := fs.Bool("fingerprint", false, "keep 64-bit hashes of worlds instead of the worlds")
 	progress := fs.Bool("progress", false, "print a progress line every few seconds")

@@ -10,6 +10,7 @@ import (
 	"io/fs"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -124,6 +125,24 @@ func (s storeSpec) mustExist(p *platform.Platform) error {
 	return nil
 }
 
+// parentExists returns a *storeError unless the directory that would
+// hold s exists: lease run makes a store, never the path to it, so that a
+// mistyped path fails instead of growing a tree (dir:/nonexistent/dir).
+func (s storeSpec) parentExists(p *platform.Platform) error {
+	if s.kind == "postgres" || p == nil || p.FS == nil {
+		return nil
+	}
+	parent := filepath.Dir(filepath.Clean(s.path))
+	info, err := p.FS.Stat(parent)
+	if err == nil && !info.IsDir() {
+		err = &fs.PathError{Op: "stat", Path: parent, Err: errors.New("not a directory")}
+	}
+	if err != nil {
+		return &storeError{Spec: s.spec, Reason: fmt.Sprintf("the directory that would hold it does not exist: create it first (lease run makes the store, not the path to it): %v", err), Err: err}
+	}
+	return nil
+}
+
 // openStore opens s, creating it if missing; readOnly opens an existing
 // store only, and creates, migrates or changes nothing.
 func openStore(p *platform.Platform, s storeSpec, readOnly bool) (leaseStore, error) {
@@ -212,11 +231,11 @@ func runLeaseRun(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs := newFlags("collab lease run", leaseRunUsage, stderr)
 	storeSpec := fs.String("store", os.Getenv(storeEnv), "a SQLite file path, dir:PATH for one JSON file per key, or a postgres:// URL (default $"+storeEnv+")")
 	key := fs.String("key", "", "the key to lease")
-	ttl := fs.Duration("ttl", time.Minute, "the lease's time to live")
-	heartbeat := fs.Duration("heartbeat", 15*time.Second, "how often to renew (at most ttl/2)")
+	ttl := durationFlag(fs, "ttl", time.Minute, "the lease's time to live")
+	heartbeat := durationFlag(fs, "heartbeat", 15*time.Second, "how often to renew (at most ttl/2)")
 	wait := fs.Bool("wait", false, "wait for the holder instead of exiting 75 at once, trying again every tenth of --ttl: a released lease is taken soon after, a silent holder once the longer of its TTL and --ttl has passed since first seen")
-	timeout := fs.Duration("timeout", 0, "with --wait, give up after this long and exit 75 (0: wait for ever)")
-	grace := fs.Duration("grace", 10*time.Second, "time between SIGTERM and SIGKILL of the command on loss; the lease is declared lost this long before its TTL, so that the command has stopped before a successor may take over (default 10s, or less to leave two heartbeats in the TTL)")
+	timeout := durationFlag(fs, "timeout", 0, "with --wait, give up after this long and exit 75 (0: wait for ever)")
+	grace := durationFlag(fs, "grace", 10*time.Second, "time between SIGTERM and SIGKILL of the command on loss; the lease is declared lost this long before its TTL, so that the command has stopped before a successor may take over (default 10s, or less to leave two heartbeats in the TTL)")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -253,6 +272,10 @@ func runLeaseRun(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return 2
 	}
 	existed := spec.mustExist(host()) == nil
+	if err := spec.parentExists(host()); !existed && err != nil {
+		fmt.Fprintf(stderr, "collab lease run: %v\n", err)
+		return 1
+	}
 	st, err := openStore(host(), spec, false)
 	if err != nil {
 		fmt.Fprintf(stderr, "collab lease run: %v\n", err)

@@ -634,3 +634,27 @@ func TestUsageErrorsSayWhatIsMissing(t *testing.T) {
 		}
 	}
 }
+
+// TestBadDurationSaysHowToWriteOne: a duration without a unit is a usage
+// error that shows how durations are written.
+func TestBadDurationSaysHowToWriteOne(t *testing.T) {
+	code, _, errOut := runCLI(t, "", "lease", "run", "--store", filepath.Join(t.TempDir(), "x.db"), "--key", "k", "--ttl", "5", "--", "true")
+	if code != 2 || !strings.Contains(errOut, `"5" is not a duration: write a number and a unit, such as 500ms`) {
+		t.Fatalf("exit %d, stderr %q", code, errOut)
+	}
+}
+
+// TestLeaseRunMakesNoParents: lease run makes a missing store but not
+// the directories that would hold it.
+func TestLeaseRunMakesNoParents(t *testing.T) {
+	dir := t.TempDir()
+	for _, store := range []string{"dir:" + filepath.Join(dir, "no", "such", "leases"), filepath.Join(dir, "no", "leases.db")} {
+		code, _, errOut := runCLI(t, "", "lease", "run", "--store", store, "--key", "k", "--", "true")
+		if code != 1 || !strings.Contains(errOut, "does not exist: create it first") {
+			t.Errorf("%s: exit %d, stderr %q", store, code, errOut)
+		}
+	}
+	if got := dirNames(t, dir); len(got) != 0 {
+		t.Fatalf("lease run made %q", got)
+	}
+}

@@ -35,7 +35,7 @@ func runLock(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("collab lock", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	wait := fs.Bool("wait", false, "wait for the holder instead of exiting 75 at once")
-	timeout := fs.Duration("timeout", 0, "with --wait, give up after this long (0: wait for ever)")
+	timeout := durationFlag(fs, "timeout", 0, "with --wait, give up after this long (0: wait for ever)")
 	lockFile := fs.Bool("lock-file", false, lockFileUsage)
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: collab lock [--wait] [--timeout DURATION] [--lock-file] PATH -- COMMAND [ARG...]\n       collab lock status [--json] [--lock-file] PATH")
