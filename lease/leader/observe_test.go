@@ -26,7 +26,9 @@ func observe(t *testing.T, f *platformtest.Fake, repo store.Repository, key stri
 	o := &observer{t: t, f: f, reports: make(chan leader.Leader, 16)}
 	ctx, cancel := context.WithCancel(t.Context())
 	done := make(chan error, 1)
-	go func() { done <- leader.Observe(ctx, repo, f.Platform, key, observeEvery, func(l leader.Leader) { o.reports <- l }) }()
+	go func() {
+		done <- leader.Observe(ctx, repo, f.Platform, key, observeEvery, func(l leader.Leader) { o.reports <- l })
+	}()
 	t.Cleanup(func() {
 		cancel()
 		if err := <-done; !errors.Is(err, context.Canceled) {
