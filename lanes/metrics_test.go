@@ -309,9 +309,6 @@ func wakeAllocs(t *testing.T, m Metrics) (noStart, cycle float64) {
 // only what the activation needs with or without metrics (its context and
 // its goroutine's start; see doc.go), so with Metrics set as without.
 func TestMetricsAllocations(t *testing.T) {
-	if monitoring {
-		t.Skip("the contract monitor's bookkeeping allocates")
-	}
 	noStart, cycle := wakeAllocs(t, nil)
 	if noStart != 0 {
 		t.Errorf("Metrics unset: a wake that starts nothing allocates %v times, want 0", noStart)
