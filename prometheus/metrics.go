@@ -59,12 +59,18 @@ func (m *Lanes) TimedOut()              { m.timedOut.Inc() }
 
 // Woke counts a wake by its result.
 func (m *Lanes) Woke(r lanes.WakeResult, err error) {
-	result := map[lanes.WakeResult]string{lanes.Started: "started", lanes.Queued: "queued", lanes.Coalesced: "coalesced"}[r]
+	var result string
 	switch {
 	case errors.Is(err, lanes.ErrQueueFull):
 		result = "queue_full"
 	case err != nil:
 		result = "closed"
+	case r == lanes.Started:
+		result = "started"
+	case r == lanes.Queued:
+		result = "queued"
+	default:
+		result = "coalesced"
 	}
 	m.wakes.WithLabelValues(result).Inc()
 }
