@@ -136,8 +136,11 @@
 // record read (recordOurs by generation, holderDead only as the platform
 // judges, ttlElapsed on the monotonic clock since the first sighting of
 // the revision), deadlines counted from no later than the start of their
-// write, FenceTaken only under the fence, and the repository's own
-// compare-and-swap against every revision this process saw. A broken
+// write, FenceTaken only under the fence, the repository's own
+// compare-and-swap against every revision this process saw, and a loss
+// whose cause is what the step shows (a deadline with the renewals that
+// failed since the last success, a break only over a broken tombstone).
+// A broken
 // duty ends the process with the handle's recent steps. Without the tag
 // the checks are constants the compiler drops, and a handle carries no
 // monitor notes: they cost nothing.

@@ -26,6 +26,7 @@ type Lease struct {
 	key   string
 	self  platform.Identity
 	token Token
+	value string // published with every write of the holder, not a tombstone's
 
 	// step is the handle's bookkeeping, which only the lease step
 	// (internal/leasestep) changes; step.Call is the repository call in
@@ -67,6 +68,9 @@ func (h *Lease) Key() string { return h.key }
 // Token returns the lease's fencing token: its generation.
 func (h *Lease) Token() Token { return h.token }
 
+// Value returns the value the lease publishes (WithValue), "" for none.
+func (h *Lease) Value() string { return h.value }
+
 // Lost returns a channel that is closed when the lease ends: lost (Err
 // returns ErrLost) or released by Close (Err returns ErrReleased). Race
 // other work against it, as against a context's Done.
@@ -102,7 +106,12 @@ func (h *Lease) Deadline() time.Time {
 	return m.clock.Now().Add(h.deadlineAt - m.now())
 }
 
-// snapshot is the record this holder writes.
+// snapshot is the record this holder writes: its value while it holds
+// the lease, none in its tombstone.
 func (h *Lease) snapshot(gen Token, released bool) store.Snapshot {
-	return store.Snapshot{Generation: gen, Holder: h.self, Released: released, RenewedAt: h.m.clock.Now(), TTL: h.m.cfg.TTL}
+	s := store.Snapshot{Generation: gen, Holder: h.self, Released: released, RenewedAt: h.m.clock.Now(), TTL: h.m.cfg.TTL}
+	if !released {
+		s.Value = h.value
+	}
+	return s
 }

@@ -38,8 +38,11 @@ type leaseMonitor struct {
 	// record RunFenced read under the fence (monitor_edge.go).
 	answered, fenceRead monitoredCall
 	fences              int // fences the handle holds
-	steps               int // steps so far
-	recent              [monitorSteps]monitoredStep
+	// failedRenewals counts the renewals answered RepoFailed since the
+	// last one Saved: what a deadline's loss must report (duty 6).
+	failedRenewals int
+	steps          int // steps so far
+	recent         [monitorSteps]monitoredStep
 }
 
 // monitoredStep is one step as the monitor saw it.
@@ -60,6 +63,12 @@ func (mon *leaseMonitor) check(from policy.StateID, t policy.TriggerID, f policy
 	}
 	switch t {
 	case policy.LeaseLoaded, policy.LeaseSaved, policy.LeaseConflict, policy.LeaseRepoFailed:
+		if mon.call == policy.LeaseOutputRenew {
+			mon.failedRenewals++
+			if t != policy.LeaseRepoFailed {
+				mon.failedRenewals = 0
+			}
+		}
 		mon.call = 0 // answered, whether the policy takes the answer or not
 	}
 	if r.Verdict != policy.Fired {
@@ -128,6 +137,9 @@ func (mon *leaseMonitor) after(t policy.TriggerID, out policy.Outputs) string {
 func (m *Manager) monitorLocked(h *Lease, s leasestep.Step) {
 	t, f, r := s.Trigger, s.Facts, s.Result
 	broke := m.checkEdgeLocked(h, t, f, r) // before check notes what r outputs
+	if broke == "" && r.Verdict == policy.Fired && r.Outputs.Has(policy.LeaseOutputDeclareLost) {
+		broke = h.mon.lossBroke(h, t) // before check counts this step's answer
+	}
 	if b := h.mon.check(s.From, t, f, r); broke == "" {
 		broke = b
 	}

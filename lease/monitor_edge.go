@@ -32,7 +32,14 @@ import (
 //  5. the repository keeps its own contract (the store package's doc):
 //     a save over a revision older than one this process already saw
 //     never succeeds, nor do two saves over one revision, and a success
-//     returns a newer revision.
+//     returns a newer revision;
+//  6. a declared loss says why as the step shows it (lossBroke): a
+//     *LossError of the handle's key and token, LostDeadline on
+//     DeadlinePassed with the renewals that failed since the last success,
+//     LostMoved or LostBroken on a Conflict or a fenced read that found
+//     the record moved (LostBroken exactly when the record it read is a
+//     broken tombstone), LostRenewalFailed on RepoFailed, and LostPolicy
+//     on any other trigger.
 //
 // The edge functions below make every repository call of the drivers, and
 // note each answer, in monitored builds only.
@@ -204,6 +211,34 @@ func (m *Manager) checkEdgeLocked(h *Lease, t policy.TriggerID, f policy.Facts, 
 		if r.Verdict == policy.Fired && r.Outputs.Has(policy.LeaseOutputArmDeadline) && (h.step.WriteStart > c.start || h.step.Wrote != c.rev) {
 			return fmt.Sprintf("the deadline counts from %v with revision %d, after the start %v of the write that returned revision %d", h.step.WriteStart, h.step.Wrote, c.start, c.rev)
 		}
+	}
+	return ""
+}
+
+// lossBroke checks duty 6 for h, declared lost on trigger t, before
+// the step's own answer is counted.
+func (mon *leaseMonitor) lossBroke(h *Lease, t policy.TriggerID) string {
+	loss, ok := errors.AsType[*LossError](h.err)
+	if !ok || loss.Key != h.key || loss.Token != h.token {
+		return fmt.Sprintf("the handle was declared lost with %v, not a *LossError of its key and token %d", h.err, h.token)
+	}
+	want, failed := LostPolicy, mon.failedRenewals
+	switch t {
+	case policy.LeaseDeadlinePassed:
+		want = LostDeadline
+	case policy.LeaseConflict, policy.LeaseFenceTaken:
+		want = LostMoved
+		if loss.Record != nil && loss.Record.Broken {
+			want = LostBroken
+		}
+	case policy.LeaseRepoFailed:
+		want, failed = LostRenewalFailed, failed+1
+	}
+	switch {
+	case loss.Cause != want:
+		return fmt.Sprintf("a loss on %s says its cause is %v, not %v (record %v)", leaseFamily.TriggerName(t), loss.Cause, want, loss.Record)
+	case (want == LostDeadline || want == LostRenewalFailed) && loss.FailedRenewals != failed:
+		return fmt.Sprintf("a loss on %s counts %d failed renewals; %d failed since the last success", leaseFamily.TriggerName(t), loss.FailedRenewals, failed)
 	}
 	return ""
 }

@@ -18,16 +18,17 @@ import (
 // takes the lease soon after the holder releases it or is proven dead,
 // and takes a silent holder over once the TTL has passed since this
 // manager first saw the holder's record, as Acquire does. Any error other
-// than a *HeldError ends the wait and is returned. Its waits are timers
+// than a *HeldError ends the wait and is returned. opts are Acquire's.
+// Its waits are timers
 // of the manager's loop; Close ends them with ErrClosed.
-func (m *Manager) AcquireWait(ctx context.Context, key string) (*Lease, error) {
+func (m *Manager) AcquireWait(ctx context.Context, key string, opts ...AcquireOption) (*Lease, error) {
 	// Between a twentieth and a tenth of the TTL, at least a millisecond.
 	wait := platform.Backoff{First: max(m.cfg.TTL/10, 2*time.Millisecond), Jitter: true}
 	m.mu.Lock()
 	m.trying++
 	m.mu.Unlock()
 	for {
-		h, err := m.Acquire(ctx, key)
+		h, err := m.Acquire(ctx, key, opts...)
 		var held *HeldError
 		if !errors.As(err, &held) {
 			m.mu.Lock()

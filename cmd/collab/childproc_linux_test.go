@@ -100,7 +100,13 @@ func TestCommandDiesWithCollab(t *testing.T) {
 // with the pids the command prints on its first line.
 func startCollab(t *testing.T, args ...string) (*exec.Cmd, []int) {
 	t.Helper()
-	cmd := exec.Command(os.Args[0], args...)
+	return startCollabCmd(t, exec.Command(os.Args[0], args...))
+}
+
+// startCollabCmd is startCollab of a command made by exec.Command of this
+// test binary, with its arguments.
+func startCollabCmd(t *testing.T, cmd *exec.Cmd) (*exec.Cmd, []int) {
+	t.Helper()
 	cmd.Env = append(os.Environ(), asCollabEnv+"=1")
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {

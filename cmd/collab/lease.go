@@ -184,7 +184,7 @@ func runLease(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 
 // The usage lines of collab lease.
 const (
-	leaseRunUsage   = "collab lease run --store STORE --key KEY [--ttl D] [--heartbeat D] [--grace D] [--wait] [--timeout D] -- COMMAND [ARG...]"
+	leaseRunUsage   = "collab lease run --store STORE --key KEY [--ttl D] [--heartbeat D] [--grace D] [--wait] [--timeout D] [--value V] -- COMMAND [ARG...]"
 	leaseLsUsage    = "collab lease ls --store STORE [--json]"
 	leaseBreakUsage = "collab lease break --store STORE --key KEY [--force]"
 )
@@ -235,6 +235,7 @@ func runLeaseRun(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	heartbeat := durationFlag(fs, "heartbeat", 15*time.Second, "how often to renew (at most ttl/2)")
 	wait := fs.Bool("wait", false, "wait for the holder instead of exiting 75 at once, trying again every tenth of --ttl: a released lease is taken soon after, a silent holder once the longer of its TTL and --ttl has passed since first seen")
 	timeout := durationFlag(fs, "timeout", 0, "with --wait, give up after this long and exit 75 (0: wait for ever)")
+	value := fs.String("value", "", "a value to publish with the lease, which lease ls shows (an address, a version)")
 	grace := durationFlag(fs, "grace", 10*time.Second, "time between SIGTERM and SIGKILL of the command on loss; the lease is declared lost this long before its TTL, so that the command has stopped before a successor may take over (default 10s, or less to leave two heartbeats in the TTL)")
 	if err := fs.Parse(args); err != nil {
 		return 2
@@ -252,9 +253,12 @@ func runLeaseRun(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	}
 	// Validate every argument before the store is opened (or created).
 	spec, specErr := parseStore(*storeSpec)
-	var keyErr error
+	var keyErr, valueErr error
 	if err := store.ValidateKey(*key); err != nil {
 		keyErr = fmt.Errorf("--key: %w", err)
+	}
+	if err := store.ValidateValue(*value); err != nil {
+		valueErr = fmt.Errorf("--%w", err)
 	}
 	graceErr := leaseGrace(grace, flagSet(fs, "grace"), *ttl, *heartbeat)
 	cfg := lease.Config{TTL: *ttl, Heartbeat: *heartbeat, LossMargin: *grace, Repository: lease.NewMemoryRepository(), Platform: host()}
@@ -268,7 +272,7 @@ func runLeaseRun(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	} else {
 		timeoutErr = nonNegative("timeout", *timeout, "wait for ever")
 	}
-	if reportAll(stderr, "collab lease run", specErr, keyErr, graceErr, timeoutErr, cfgErr) {
+	if reportAll(stderr, "collab lease run", specErr, keyErr, valueErr, graceErr, timeoutErr, cfgErr) {
 		return 2
 	}
 	existed := spec.mustExist(host()) == nil
@@ -294,7 +298,7 @@ func runLeaseRun(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return 1
 	}
 	defer m.Close()
-	l, code := acquireLease(m, *key, *wait, *timeout, *ttl, stderr)
+	l, code := acquireLease(m, *key, *value, *wait, *timeout, *ttl, stderr)
 	if l == nil {
 		return code
 	}
@@ -326,13 +330,13 @@ func leaseGrace(grace *time.Duration, given bool, ttl, heartbeat time.Duration) 
 	return nil
 }
 
-// acquireLease acquires key; with wait it waits for the holder, until
+// acquireLease acquires key, publishing value; with wait it waits for the holder, until
 // timeout if positive, or an interrupt. It returns the lease, or nil and
 // the exit status. Each attempt is bounded by the TTL: a store that does
 // not answer in that time (a server down, a per-key lock another user
 // holds) fails the command, with --wait too, instead of hanging it or
 // passing for a holder to wait for.
-func acquireLease(m *lease.Manager, key string, wait bool, timeout, ttl time.Duration, stderr io.Writer) (*lease.Lease, int) {
+func acquireLease(m *lease.Manager, key, value string, wait bool, timeout, ttl time.Duration, stderr io.Writer) (*lease.Lease, int) {
 	ctx, stop := signal.NotifyContext(context.Background(), forwardedSignals...)
 	defer stop()
 	var (
@@ -342,7 +346,7 @@ func acquireLease(m *lease.Manager, key string, wait bool, timeout, ttl time.Dur
 	attempt := func(ctx context.Context) (*lease.Lease, error) {
 		ctx, cancel := context.WithTimeoutCause(ctx, ttl, errStoreSilent)
 		defer cancel()
-		return m.Acquire(ctx, key)
+		return m.Acquire(ctx, key, lease.WithValue(value))
 	}
 	if wait {
 		wctx, cancel := ctx, context.CancelFunc(func() {})
@@ -406,6 +410,8 @@ type leaseRow struct {
 	// dead, unknown, or remote (another process table, judged by the
 	// TTL alone); "" for a released or broken record.
 	Liveness string `json:"liveness,omitempty"`
+	// Value is what the holder publishes with its lease, "" for none.
+	Value string `json:"value,omitempty"`
 }
 
 func runLeaseLs(args []string, stdout, stderr io.Writer) int {
@@ -480,16 +486,19 @@ func printLeases(stdout io.Writer, rows []leaseRow, asJSON bool) bool {
 		return true
 	}
 	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "KEY\tGENERATION\tSTATE\tHOLDER\tLIVENESS\tAGE")
+	fmt.Fprintln(tw, "KEY\tGENERATION\tSTATE\tHOLDER\tLIVENESS\tAGE\tVALUE")
 	for _, r := range rows {
-		holder, liveness := "-", r.Liveness
+		holder, liveness, value := "-", r.Liveness, "-"
 		if r.Holder != nil {
 			holder = fmt.Sprintf("pid %d on %s", r.Holder.PID, platform.Printable(r.Holder.Host))
 		}
 		if liveness == "" {
 			liveness = "-"
 		}
-		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\n", platform.Printable(r.Key), r.Generation, r.State, holder, liveness, r.Age)
+		if r.Value != "" {
+			value = platform.Printable(r.Value)
+		}
+		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\t%s\n", platform.Printable(r.Key), r.Generation, r.State, holder, liveness, r.Age, value)
 	}
 	return tw.Flush() == nil
 }
@@ -526,7 +535,7 @@ func listLeases(ctx context.Context, repo store.Repository, now time.Time, judge
 
 func rowOf(key string, s store.Snapshot, now time.Time) leaseRow {
 	age := now.Sub(s.RenewedAt)
-	r := leaseRow{Key: key, Generation: s.Generation, State: "held", Age: age.Round(time.Second).String()}
+	r := leaseRow{Key: key, Generation: s.Generation, State: "held", Age: age.Round(time.Second).String(), Value: s.Value}
 	holder := s.Holder
 	r.Holder = &holder
 	switch {

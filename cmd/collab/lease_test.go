@@ -148,10 +148,11 @@ func TestLeaseLs(t *testing.T) {
 			if code, _, errOut := runCLI(t, "", "lease", "run", "--store", store, "--key", "done", "--", "true"); code != 0 {
 				t.Fatal(errOut)
 			}
-			end := holdLease(t, "--store", store, "--key", "busy")
+			end := holdLease(t, "--store", store, "--key", "busy", "--value", "10.0.0.7:8080 v2\t")
 			defer end()
 			code, out, errOut := runCLI(t, "", "lease", "ls", "--store", store)
-			if code != 0 || !strings.Contains(out, "KEY") || !lineHas(out, "busy", "held") || !lineHas(out, "done", "released") {
+			if code != 0 || !strings.Contains(out, "VALUE") || !lineHas(out, "busy", "held") || !lineHas(out, "busy", `"10.0.0.7:8080 v2\t"`) ||
+				!lineHas(out, "done", "released") {
 				t.Fatalf("exit %d, stdout %q, stderr %q", code, out, errOut)
 			}
 			code, out, _ = runCLI(t, "", "lease", "ls", "--store", store, "--json")
@@ -165,7 +166,7 @@ func TestLeaseLs(t *testing.T) {
 				rows = append(rows, r)
 			}
 			if code != 0 || len(rows) != 2 || rows[0].Key != "busy" || rows[0].State != "held" || rows[1].State != "released" || rows[0].Holder == nil ||
-				rows[0].Liveness != "alive" || rows[1].Liveness != "" {
+				rows[0].Liveness != "alive" || rows[1].Liveness != "" || rows[0].Value != "10.0.0.7:8080 v2\t" || rows[1].Value != "" {
 				t.Fatalf("--json: exit %d, rows %+v", code, rows)
 			}
 		})
@@ -290,6 +291,7 @@ func TestLeaseRunChecksArgumentsBeforeOpeningTheStore(t *testing.T) {
 	}{
 		{"long key", []string{"--key", strings.Repeat("k", 300)}, []string{"--key", "300 bytes, more than 256"}},
 		{"key with NUL", []string{"--key", "a\x00b"}, []string{"--key", "contains NUL"}},
+		{"long value", []string{"--key", "k", "--value", strings.Repeat("v", 1025)}, []string{"--value", "1025 bytes, more than 1024"}},
 		{"negative grace", []string{"--key", "k", "--grace", "-5s"}, []string{`"-5s" for flag --grace: negative`}},
 		{"heartbeat", []string{"--key", "k", "--ttl", "1s", "--heartbeat", "1s"}, []string{"Heartbeat"}},
 		{"grace past a successor's takeover", []string{"--key", "k", "--ttl", "3s", "--heartbeat", "1s", "--grace", "2s"}, []string{"--grace", "at most 1s"}},

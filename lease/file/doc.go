@@ -9,9 +9,14 @@
 //	  "key": "task:42",
 //	  "revision": 7,
 //	  "lease": {"generation": 3, "holder": {...}, "released": false,
-//	            "renewedAt": "2026-01-01T00:00:00Z", "ttl": "1m0s"}
+//	            "renewedAt": "2026-01-01T00:00:00Z", "ttl": "1m0s",
+//	            "value": "10.0.0.7:8080"}
 //	}
 //
+// with "value" (store.Snapshot.Value) left out when empty: a record
+// without one, such as those of versions before values, reads as
+// publishing none, and those versions read a record with one, ignoring
+// it.
 // Save takes the key's lock file (.locks/<name>.lock) around
 // read-compare-write and replaces the record with the platform's
 // WriteFileAtomic (a synced temporary file renamed over it), so Load

@@ -37,6 +37,11 @@ type Config struct {
 	// Lead returns after leadership was lost, and each failure to let the
 	// lease go (it then stays held until its TTL has passed).
 	OnError func(error)
+	// Value, if set, is published with each term's lease (lease.WithValue):
+	// where the leader can be reached, or its version, for followers to
+	// read with Observe. At most store.MaxValueLen bytes of valid UTF-8
+	// without NUL.
+	Value string
 	// RetryPeriod is the wait after a failed attempt to acquire; zero
 	// means a second. Waiting for a held lease is AcquireWait's: about a
 	// tenth of the manager's TTL.
@@ -61,6 +66,8 @@ func (c Config) validate() error {
 		return &ConfigError{"Key", "is not a lease key: " + store.ValidateKey(c.Key).Error()}
 	case c.Lead == nil:
 		return &ConfigError{"Lead", "is required"}
+	case store.ValidateValue(c.Value) != nil:
+		return &ConfigError{"Value", "cannot be published: " + store.ValidateValue(c.Value).Error()}
 	case c.RetryPeriod < 0:
 		return &ConfigError{"RetryPeriod", "is negative"}
 	}
@@ -84,7 +91,7 @@ func Run(ctx context.Context, cfg Config) error {
 		if monitoring {
 			campaigning(last)
 		}
-		l, err := cfg.Manager.AcquireWait(ctx, cfg.Key)
+		l, err := cfg.Manager.AcquireWait(ctx, cfg.Key, lease.WithValue(cfg.Value))
 		switch {
 		case ctx.Err() != nil:
 			if l != nil {

@@ -234,6 +234,7 @@ func TestConfigErrors(t *testing.T) {
 		"Key":         {Manager: m, Lead: lead},
 		"Lead":        {Manager: m, Key: "k"},
 		"RetryPeriod": {Manager: m, Key: "k", Lead: lead, RetryPeriod: -time.Second},
+		"Value":       {Manager: m, Key: "k", Lead: lead, Value: "a\x00b"},
 	} {
 		var ce *leader.ConfigError
 		if err := leader.Run(t.Context(), cfg); !errors.As(err, &ce) || ce.Field != field {

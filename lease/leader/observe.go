@@ -17,6 +17,9 @@ type Leader struct {
 	// (released, or broken).
 	Holder platform.Identity
 	Token  lease.Token
+	// Value is what the leader publishes with its lease (Config.Value,
+	// lease.WithValue), "" for none.
+	Value string
 	// Since is when the observer first saw this term, on its own clock.
 	Since time.Time
 	// Liveness is the leader's process as the observer's platform judges
@@ -31,7 +34,8 @@ type Leader struct {
 
 // Observe reports the leader of key in repo as it changes, until ctx
 // ends: f hears the leader (or its absence) first, then each change of
-// term, of the leader's liveness, and of its silence. It reads the record
+// term (with the value its leader publishes), of the leader's liveness,
+// and of its silence. It reads the record
 // every interval (a tenth of the TTL suits); a read that fails is tried
 // again at the next one, and f hears nothing of it. It returns
 // context.Cause(ctx). A nil p is platform.OS(); its clock and judgement of
@@ -66,7 +70,7 @@ func Observe(ctx context.Context, repo store.Repository, p *platform.Platform, k
 			}
 			cur := Leader{}
 			if ok && !rec.Snapshot.Released {
-				cur = Leader{Holder: rec.Snapshot.Holder, Token: rec.Snapshot.Generation, Since: last.Since,
+				cur = Leader{Holder: rec.Snapshot.Holder, Token: rec.Snapshot.Generation, Value: rec.Snapshot.Value, Since: last.Since,
 					Liveness: p.Process.Judge(rec.Snapshot.Holder).Liveness, Silent: now-revSince >= rec.Snapshot.TTL}
 				if cur.Token != last.Token || cur.Holder != last.Holder {
 					cur.Since = clock.Now()

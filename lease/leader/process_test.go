@@ -50,7 +50,7 @@ func runCandidate(store string) error {
 		return err
 	}
 	defer m.Close()
-	return leader.Run(context.Background(), leader.Config{Manager: m, Key: "leader",
+	return leader.Run(context.Background(), leader.Config{Manager: m, Key: "leader", Value: candidateValue(os.Getpid()),
 		Lead: func(ctx context.Context, token lease.Token) error {
 			fmt.Printf("lead %d\n", token)
 			<-ctx.Done()
@@ -58,6 +58,9 @@ func runCandidate(store string) error {
 			return nil
 		}})
 }
+
+// candidateValue is what the candidate of pid publishes.
+func candidateValue(pid int) string { return fmt.Sprintf("candidate %d", pid) }
 
 // candidate is a campaigning process and the lines it prints.
 type candidate struct {
@@ -172,8 +175,8 @@ func TestPausedLeaderIsSucceededAfterTheTTL(t *testing.T) {
 }
 
 // TestObserverSeesTheLeaderReplaced: a process that takes no part in the
-// election observes the leader's process and term; when the leader is
-// killed it hears it dead, then the successor's term.
+// election observes the leader's process, term and published value; when
+// the leader is killed it hears the successor's term and value.
 func TestObserverSeesTheLeaderReplaced(t *testing.T) {
 	store := filepath.Join(t.TempDir(), "leases.db")
 	a := startCandidate(t, store, 10*time.Second)
@@ -208,7 +211,7 @@ func TestObserverSeesTheLeaderReplaced(t *testing.T) {
 		}
 	}
 	await("the first leader alive", func(l leader.Leader) bool {
-		return l.Token == 1 && l.Holder.PID == a.cmd.Process.Pid && l.Liveness == platform.Alive
+		return l.Token == 1 && l.Holder.PID == a.cmd.Process.Pid && l.Liveness == platform.Alive && l.Value == candidateValue(a.cmd.Process.Pid)
 	})
 	if err := a.cmd.Process.Kill(); err != nil {
 		t.Fatal(err)
@@ -217,6 +220,6 @@ func TestObserverSeesTheLeaderReplaced(t *testing.T) {
 	b.expect(t, "takeover dead=true")
 	b.expect(t, "lead 2")
 	await("the successor's term", func(l leader.Leader) bool {
-		return l.Token == 2 && l.Holder.PID == b.cmd.Process.Pid && l.Liveness == platform.Alive
+		return l.Token == 2 && l.Holder.PID == b.cmd.Process.Pid && l.Liveness == platform.Alive && l.Value == candidateValue(b.cmd.Process.Pid)
 	})
 }

@@ -37,7 +37,9 @@
 package leasetest
 
 import (
+	"fmt"
 	"os"
+	"strings"
 	"testing"
 	"time"
 
@@ -54,7 +56,8 @@ import (
 // each of its looks at its context while the other runs), tombstones,
 // keys that are hard to store (slash, "..", unicode, 256 bytes) and keys
 // and snapshots that are invalid (a save of one fails and writes
-// nothing), contexts that have ended, fences (exclusion, cancelled waits,
+// nothing), published values (kept whole, changed and cleared from save
+// to save), contexts that have ended, fences (exclusion, cancelled waits,
 // idempotent unlock, a holder whose context ends and whose waiters give
 // up, as when its lease is lost), and, if the repository implements
 // store.BatchSaver, batches.
@@ -104,6 +107,7 @@ func run(t *testing.T, open func(t *testing.T) store.Repository) {
 		{"AwkwardKeys", testAwkwardKeys},
 		{"InvalidKeys", testInvalidKeys},
 		{"InvalidSnapshots", testInvalidSnapshots},
+		{"PublishedValue", testPublishedValue},
 		{"EndedContext", testEndedContext},
 		{"ConcurrentSavesOneWins", testConcurrentSavesOneWins},
 		{"InterleavedSavesOneWins", testInterleavedSavesOneWins},
@@ -175,10 +179,24 @@ func snapshot(gen store.Token) store.Snapshot {
 		Holder:     holder(int(gen)),
 		RenewedAt:  time.Date(2026, 3, 4, 5, 6, 7, 890123456, time.FixedZone("UTC+2", 2*3600)).Add(time.Duration(gen) * time.Second),
 		TTL:        time.Duration(gen)*time.Second + 30*time.Second,
+		Value:      value(gen),
 	}
 }
 
+// value is the published value of snapshot(gen): none, a short one, or
+// the longest, of two-byte characters, so that a store that drops,
+// keeps or truncates values shows it.
+func value(gen store.Token) string {
+	switch gen % 3 {
+	case 1:
+		return ""
+	case 2:
+		return fmt.Sprintf("10.0.0.%d:8080 ü", gen)
+	}
+	return strings.Repeat("é", store.MaxValueLen/2)
+}
+
 func equalSnapshots(a, b store.Snapshot) bool {
-	return a.Generation == b.Generation && a.Holder == b.Holder && a.Released == b.Released &&
-		a.RenewedAt.Equal(b.RenewedAt) && a.TTL == b.TTL
+	return a.Generation == b.Generation && a.Holder == b.Holder && a.Released == b.Released && a.Broken == b.Broken &&
+		a.RenewedAt.Equal(b.RenewedAt) && a.TTL == b.TTL && a.Value == b.Value
 }

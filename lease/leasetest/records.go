@@ -392,8 +392,12 @@ func invalidSnapshots() []fieldCase {
 	farYear, dayZone := snapshot(1), snapshot(1)
 	farYear.RenewedAt = time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC)
 	dayZone.RenewedAt = time.Date(2026, 1, 1, 0, 0, 0, 0, time.FixedZone("far", 24*3600))
+	longValue, nulValue, badValue := snapshot(1), snapshot(1), snapshot(1)
+	longValue.Value = strings.Repeat("v", store.MaxValueLen+1)
+	nulValue.Value = "a\x00b"
+	badValue.Value = "\xc3("
 	return []fieldCase{{"generation", noGen}, {"holder", noHolder}, {"holder", longHost}, {"ttl", negTTL}, {"ttl", noTTL},
-		{"renewedAt", farYear}, {"renewedAt", dayZone}}
+		{"renewedAt", farYear}, {"renewedAt", dayZone}, {"value", longValue}, {"value", nulValue}, {"value", badValue}}
 }
 
 type fieldCase struct {
@@ -404,6 +408,20 @@ type fieldCase struct {
 // testInvalidSnapshots: a save of a snapshot that no record holds fails
 // with a *store.SnapshotFieldError naming the field, and writes nothing,
 // alone or in a batch, where the other writes go through.
+// testPublishedValue: a holder's published value round-trips as it
+// changes from save to save of one holder (a renewal), is cleared by a
+// save without one, and is kept whole at its longest.
+func testPublishedValue(t *testing.T, r store.Repository) {
+	s := snapshot(1)
+	var rev store.Revision
+	for _, v := range []string{"10.0.0.7:8080", "10.0.0.7:8080", "version 2 ü", "", "", strings.Repeat("é", store.MaxValueLen/2), "x"} {
+		s.Value = v
+		s.RenewedAt = s.RenewedAt.Add(time.Second)
+		rev = mustSave(t, r, "k", s, rev)
+		wantRecord(t, r, "k", s, rev)
+	}
+}
+
 func testInvalidSnapshots(t *testing.T, r store.Repository) {
 	good := snapshot(1)
 	rev := mustSave(t, r, "held", good, 0)

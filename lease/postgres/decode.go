@@ -11,7 +11,7 @@ import (
 // storedRow is a row of the leases table as scanned, before it is checked.
 type storedRow struct {
 	revision, generation, ttl int64
-	holder, renewedAt         string
+	holder, renewedAt, value  string
 	released, broken          bool
 }
 
@@ -39,6 +39,9 @@ func (row storedRow) decode() (store.Record, error) {
 		Broken:    row.broken && row.released,
 		RenewedAt: t,
 		TTL:       time.Duration(row.ttl),
+		// Validate refuses a value over store.MaxValueLen bytes, or not
+		// UTF-8 (a database of encoding SQL_ASCII may hold one).
+		Value: row.value,
 	}
 	if err := s.Validate(); err != nil {
 		return store.Record{}, err

@@ -8,7 +8,7 @@
 //
 //	CREATE TABLE IF NOT EXISTS collab_lease_schema (
 //		id      integer PRIMARY KEY CHECK (id = 1),
-//		version integer NOT NULL                     -- 2
+//		version integer NOT NULL                     -- 3
 //	);
 //	CREATE TABLE IF NOT EXISTS collab_leases (
 //		key        text    PRIMARY KEY,
@@ -18,16 +18,40 @@
 //		released   boolean NOT NULL,
 //		renewed_at text    NOT NULL,                 -- RFC 3339, nanoseconds
 //		ttl_ns     bigint  NOT NULL,
-//		broken     boolean NOT NULL DEFAULT false
+//		broken     boolean NOT NULL DEFAULT false,   -- since version 2
+//		value      text    NOT NULL DEFAULT ''       -- since version 3
 //	);
 //
 // renewed_at is text rather than timestamptz, which keeps microseconds
-// only: a record reads back exactly as it was written, zone included. A
-// database of another schema version fails to open with a
+// only: a record reads back exactly as it was written, zone included.
+// value is the holder's published value (store.Snapshot.Value), "" for
+// none; store.Snapshot.Validate refuses, before any write, what text
+// could not hold or the database's encoding could reject (NUL, bytes
+// that are not UTF-8), and, on every read, a stored value that no record
+// holds (longer than store.MaxValueLen bytes, or not UTF-8 in a database
+// of encoding SQL_ASCII), which is then a *store.CorruptRecordError.
+// [WithSchema] puts the tables in a PostgreSQL schema of their own.
+//
+// # Versions
+//
+// Open brings tables of an older version to version 3, in the same
+// transaction under the same lock, adding the columns they lack with
+// the default that their rows mean: version 1 had no broken column (its
+// rows are unbroken), version 2 no value column (its rows have no
+// value). A database of another version fails to open with a
 // *[SchemaError] wrapped in a *store.RepositoryError, and is not
-// changed, except version 1, which had no broken column: it is added on
-// open, and the tables are then version 2. [WithSchema] puts the tables in a PostgreSQL schema of their
-// own.
+// changed. A [ReadOnly] Open migrates nothing: it reads tables of
+// version 3, and of version 2 as records without a value.
+//
+// A writer of an older version that opened the tables before the
+// migration goes on writing only the columns it knows, and a row it
+// writes over keeps the others. A version 1 writer that acquires over a
+// broken tombstone leaves broken set, which means nothing in a held row
+// (it reads as unbroken). A version 2 writer keeps the value of the row
+// it writes over: while writers of versions 2 and 3 share the tables, the
+// value read from a held row (or a tombstone) may be its predecessor's,
+// not its holder's, until a writer of version 3 writes the row again.
+// Upgrade every writer before relying on values.
 //
 // # Writes
 //
@@ -38,9 +62,11 @@
 // moved, so exactly one succeeds. The validity check accepts only rows
 // that Load accepts: the holder written (a renewal's) or one in the form
 // platform.Identity.Marshal writes, a renewed_at in the form
-// time.RFC3339Nano writes, a positive TTL, a generation other than 0. No
-// row written means a conflict, a corrupt row, or a valid row in another
-// form; a second statement reads the row and tells them apart: a
+// time.RFC3339Nano writes, a positive TTL, a generation other than 0, the
+// value written (a renewal's) or one of ASCII within store.MaxValueLen
+// bytes. No row written means a conflict, a corrupt row, or a valid row
+// in another form (a value of other characters that changes, say); a
+// second statement reads the row and tells them apart: a
 // conflict is a *store.RevisionConflictError, a corrupt row its
 // *store.CorruptRecordError (the row is never written over), and a valid
 // row is written over in a transaction that locks and decodes it first.

@@ -41,8 +41,10 @@ type options struct {
 
 // ReadOnly opens an existing repository for reading: Open creates,
 // migrates and inserts nothing, so that a role that may only SELECT can
-// list the leases (collab lease ls). A database without the repository's
-// tables, or with an older version of them, is a *store.RepositoryError.
+// list the leases (collab lease ls). It reads tables of schema version 2,
+// which a writer has not yet brought to version 3, as records without a
+// value. A database without the repository's tables, or with another
+// version of them, is a *store.RepositoryError.
 func ReadOnly() Option {
 	return func(o *options) { o.readOnly = true }
 }
@@ -102,7 +104,8 @@ func setup(ctx context.Context, pool *pgxpool.Pool, cfg *pgxpool.Config, o optio
 	if o.readOnly {
 		check = checkSchema
 	}
-	if err := check(ctx, pool, o.schema, table, version, where); err != nil {
+	found, err := check(ctx, pool, o.schema, table, version, where)
+	if err != nil {
 		return nil, err
 	}
 	fencePool, err := pgxpool.NewWithConfig(ctx, cfg.Copy())
@@ -113,7 +116,7 @@ func setup(ctx context.Context, pool *pgxpool.Pool, cfg *pgxpool.Config, o optio
 		pool:   pool,
 		fences: &fences{pool: fencePool, clock: o.clock, space: table.Sanitize()},
 		where:  where,
-		q:      newQueries(table.Sanitize()),
+		q:      newQueries(table.Sanitize(), found),
 	}, nil
 }
 

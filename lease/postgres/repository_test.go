@@ -95,56 +95,200 @@ func TestSchemaVersion(t *testing.T) {
 	}
 	url := testURL(t)
 	qualified := func(table string) string { return pgx.Identifier{schema, table}.Sanitize() }
-	execSQL(t, url, "UPDATE "+qualified("collab_lease_schema")+" SET version = 3")
+	execSQL(t, url, "UPDATE "+qualified("collab_lease_schema")+" SET version = 4")
 	_, err := postgres.Open(t.Context(), url, postgres.WithSchema(schema))
 	var se *postgres.SchemaError
 	var re *store.RepositoryError
-	if !errors.As(err, &se) || !errors.As(err, &re) || se.Version != 3 || se.Supported != 2 || re.Op != "open" {
-		t.Fatalf("open = %v, want a *RepositoryError wrapping a *SchemaError for version 3", err)
+	if !errors.As(err, &se) || !errors.As(err, &re) || se.Version != 4 || se.Supported != 3 || re.Op != "open" {
+		t.Fatalf("open = %v, want a *RepositoryError wrapping a *SchemaError for version 4", err)
 	}
 	conn := rawConn(t, url)
 	defer conn.Close(context.Background())
 	var version, rows int
 	err = conn.QueryRow(t.Context(), "SELECT (SELECT version FROM "+qualified("collab_lease_schema")+"), (SELECT count(*) FROM "+qualified("collab_leases")+")").Scan(&version, &rows)
-	if err != nil || version != 3 || rows != 1 {
-		t.Fatalf("after the failed open: version %d, %d leases, %v; want 3 and 1", version, rows, err)
+	if err != nil || version != 4 || rows != 1 {
+		t.Fatalf("after the failed open: version %d, %d leases, %v; want 4 and 1", version, rows, err)
 	}
 }
 
-// TestMigrationFromVersion1: tables of version 1, which had no broken
-// column, open as version 2 with their records as they were, and then
-// store broken tombstones.
-func TestMigrationFromVersion1(t *testing.T) {
-	schema := newSchema(t)
-	url := testURL(t)
+// TestMigration: tables of version 1, which had no broken column, and of
+// version 2, which had no value column, open as version 3 with their
+// records as they were (no value), and then store broken tombstones and
+// values. A column that an interrupted or manual migration already added
+// is kept.
+func TestMigration(t *testing.T) {
+	tests := []struct {
+		name      string
+		version   int
+		withValue bool // the value column is there already
+	}{
+		{"version 1", 1, false},
+		{"version 2", 2, false},
+		{"version 2 with a value column", 2, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			schema := newSchema(t)
+			url := testURL(t)
+			old := snap(4)
+			createOldTables(t, url, schema, tt.version, old)
+			if tt.withValue {
+				execSQL(t, url, "ALTER TABLE "+pgx.Identifier{schema, "collab_leases"}.Sanitize()+" ADD COLUMN value text NOT NULL DEFAULT ''")
+			}
+			r := openRepo(t, schema)
+			rec, ok, err := r.Load(t.Context(), "k")
+			if err != nil || !ok || rec.Revision != 3 || !rec.Snapshot.RenewedAt.Equal(old.RenewedAt) || rec.Snapshot.Generation != 4 ||
+				rec.Snapshot.Holder != old.Holder || rec.Snapshot.TTL != old.TTL || rec.Snapshot.Broken || rec.Snapshot.Value != "" {
+				t.Fatalf("Load after the migration = %+v, %v, %v; want revision 3 of %+v", rec, ok, err, old)
+			}
+			if v := schemaVersionOf(t, url, schema); v != 3 {
+				t.Fatalf("the tables are at version %d after the migration, want 3", v)
+			}
+			broken := old
+			broken.Generation, broken.Released, broken.Broken = 5, true, true
+			rev, err := r.Save(t.Context(), "k", broken, 3)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if rec, _, err := r.Load(t.Context(), "k"); err != nil || !rec.Snapshot.Broken || !rec.Snapshot.Released || rec.Snapshot.Generation != 5 {
+				t.Fatalf("Load of a broken tombstone = %+v, %v", rec, err)
+			}
+			held := old
+			held.Generation, held.Value = 6, "10.0.0.7:8080 ü"
+			if rev, err = r.Save(t.Context(), "k", held, rev); err != nil {
+				t.Fatal(err)
+			}
+			// A second open finds version 3 and changes nothing.
+			r2 := openRepo(t, schema)
+			if rec, _, err := r2.Load(t.Context(), "k"); err != nil || rec.Revision != rev || rec.Snapshot.Value != held.Value || rec.Snapshot.Generation != 6 {
+				t.Fatalf("Load of a value after the migration = %+v, %v; want revision %d with value %q", rec, err, rev, held.Value)
+			}
+		})
+	}
+}
+
+// createOldTables creates the tables of schema version 1 or 2 in schema,
+// as those versions did, with one row, key k at revision 3, holding s
+// (unbroken, without its value).
+func createOldTables(t *testing.T, url, schema string, version int, s store.Snapshot) {
+	t.Helper()
 	qualified := func(table string) string { return pgx.Identifier{schema, table}.Sanitize() }
-	old := snap(4)
 	execSQL(t, url, "CREATE SCHEMA "+pgx.Identifier{schema}.Sanitize())
 	execSQL(t, url, "CREATE TABLE "+qualified("collab_lease_schema")+" (id integer PRIMARY KEY CHECK (id = 1), version integer NOT NULL)")
-	execSQL(t, url, "INSERT INTO "+qualified("collab_lease_schema")+" VALUES (1, 1)")
-	execSQL(t, url, "CREATE TABLE "+qualified("collab_leases")+` (key text PRIMARY KEY, revision bigint NOT NULL CHECK (revision > 0),
-		generation bigint NOT NULL, holder text NOT NULL, released boolean NOT NULL, renewed_at text NOT NULL, ttl_ns bigint NOT NULL)`)
-	execSQL(t, url, "INSERT INTO "+qualified("collab_leases")+" VALUES ('k', 3, 4, $1, false, $2, $3)",
-		string(old.Holder.Marshal()), old.RenewedAt.Format(time.RFC3339Nano), int64(old.TTL))
-	r := openRepo(t, schema)
-	rec, ok, err := r.Load(t.Context(), "k")
-	if err != nil || !ok || rec.Revision != 3 || !rec.Snapshot.RenewedAt.Equal(old.RenewedAt) || rec.Snapshot.Generation != 4 || rec.Snapshot.Broken {
-		t.Fatalf("Load after the migration = %+v, %v, %v; want revision 3 of %+v", rec, ok, err, old)
+	execSQL(t, url, "INSERT INTO "+qualified("collab_lease_schema")+" VALUES (1, $1)", version)
+	columns := `key text PRIMARY KEY, revision bigint NOT NULL CHECK (revision > 0),
+		generation bigint NOT NULL, holder text NOT NULL, released boolean NOT NULL, renewed_at text NOT NULL, ttl_ns bigint NOT NULL`
+	if version >= 2 {
+		columns += ", broken boolean NOT NULL DEFAULT false"
 	}
-	broken := old
-	broken.Generation, broken.Released, broken.Broken = 5, true, true
-	if _, err := r.Save(t.Context(), "k", broken, 3); err != nil {
+	execSQL(t, url, "CREATE TABLE "+qualified("collab_leases")+" ("+columns+")")
+	execSQL(t, url, "INSERT INTO "+qualified("collab_leases")+" (key, revision, generation, holder, released, renewed_at, ttl_ns) VALUES ('k', 3, $1, $2, $3, $4, $5)",
+		int64(s.Generation), string(s.Holder.Marshal()), s.Released, s.RenewedAt.Format(time.RFC3339Nano), int64(s.TTL))
+}
+
+// schemaVersionOf returns the version recorded in schema's tables.
+func schemaVersionOf(t *testing.T, url, schema string) int {
+	t.Helper()
+	conn := rawConn(t, url)
+	defer conn.Close(context.Background())
+	var v int
+	if err := conn.QueryRow(t.Context(), "SELECT version FROM "+pgx.Identifier{schema, "collab_lease_schema"}.Sanitize()+" WHERE id = 1").Scan(&v); err != nil {
 		t.Fatal(err)
 	}
-	if rec, _, err := r.Load(t.Context(), "k"); err != nil || !rec.Snapshot.Broken || !rec.Snapshot.Released || rec.Snapshot.Generation != 5 {
-		t.Fatalf("Load of a broken tombstone = %+v, %v", rec, err)
+	return v
+}
+
+// TestReadOnly: a read-only open reads tables of version 3, and those of
+// version 2 (not yet migrated) as records without a value, in a session
+// that refuses every write (as a role that may only SELECT would), and
+// leaves them as they were. Tables of version 1, and none, fail to open.
+func TestReadOnly(t *testing.T) {
+	url := testURL(t)
+	sep := "?"
+	if strings.Contains(url, "?") {
+		sep = "&"
 	}
+	roURL := url + sep + "default_transaction_read_only=on"
+	openRO := func(t *testing.T, schema string) (*postgres.Repository, error) {
+		r, err := postgres.Open(t.Context(), roURL, postgres.WithSchema(schema), postgres.ReadOnly())
+		if err == nil {
+			t.Cleanup(func() { _ = r.Close() })
+		}
+		return r, err
+	}
+	old := snap(4)
+
+	t.Run("the session refuses writes", func(t *testing.T) {
+		schema := newSchema(t)
+		conn := rawConn(t, roURL)
+		defer conn.Close(context.Background())
+		if _, err := conn.Exec(t.Context(), "CREATE SCHEMA "+pgx.Identifier{schema}.Sanitize()); err == nil {
+			t.Fatal("a read-only session created a schema")
+		}
+	})
+	t.Run("version 3", func(t *testing.T) {
+		schema := newSchema(t)
+		held := old
+		held.Value = "10.0.0.7:8080"
+		rev, err := openRepo(t, schema).Save(t.Context(), "k", held, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, err := openRO(t, schema)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rec, ok, err := r.Load(t.Context(), "k"); err != nil || !ok || rec.Revision != rev || rec.Snapshot.Value != held.Value {
+			t.Fatalf("read-only Load = %+v, %v, %v; want revision %d with value %q", rec, ok, err, rev, held.Value)
+		}
+	})
+	t.Run("version 2", func(t *testing.T) {
+		schema := newSchema(t)
+		createOldTables(t, url, schema, 2, old)
+		table := pgx.Identifier{schema, "collab_leases"}.Sanitize()
+		before := rawRow(t, url, table, "k")
+		r, err := openRO(t, schema)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rec, ok, err := r.Load(t.Context(), "k")
+		if err != nil || !ok || rec.Revision != 3 || rec.Snapshot.Generation != old.Generation || rec.Snapshot.Holder != old.Holder ||
+			!rec.Snapshot.RenewedAt.Equal(old.RenewedAt) || rec.Snapshot.TTL != old.TTL || rec.Snapshot.Value != "" {
+			t.Fatalf("read-only Load of version 2 = %+v, %v, %v; want revision 3 of %+v without a value", rec, ok, err, old)
+		}
+		if keys, err := r.Keys(t.Context()); err != nil || strings.Join(keys, "|") != "k" {
+			t.Fatalf("Keys = %q, %v", keys, err)
+		}
+		if v := schemaVersionOf(t, url, schema); v != 2 {
+			t.Fatalf("the tables are at version %d after a read-only open, want 2", v)
+		}
+		if after := rawRow(t, url, table, "k"); after != before {
+			t.Fatalf("the row now holds %s, was %s", after, before)
+		}
+	})
+	t.Run("version 1", func(t *testing.T) {
+		schema := newSchema(t)
+		createOldTables(t, url, schema, 1, old)
+		_, err := openRO(t, schema)
+		if se, ok := errors.AsType[*postgres.SchemaError](err); !ok || se.Version != 1 || se.Supported != 3 {
+			t.Fatalf("read-only open of version 1 = %v, want a *SchemaError", err)
+		}
+		if v := schemaVersionOf(t, url, schema); v != 1 {
+			t.Fatalf("the tables are at version %d after a read-only open, want 1", v)
+		}
+	})
+	t.Run("no tables", func(t *testing.T) {
+		_, err := openRO(t, newSchema(t))
+		if re, ok := errors.AsType[*store.RepositoryError](err); !ok || re.Op != "open" {
+			t.Fatalf("read-only open of no tables = %v, want a *RepositoryError of open", err)
+		}
+	})
 }
 
 // TestCorruptRow: a row that a valid record cannot hold (garbage, a
 // holder that is not a valid process identity, a TTL or generation out of
-// range) fails its key only, in Load, Save and SaveBatch, naming the table,
-// key and field, and is left as it is.
+// range, a value too long) fails its key only, in Load, Save and
+// SaveBatch, naming the table, key and field, and is left as it is.
 func TestCorruptRow(t *testing.T) {
 	tests := []struct {
 		name, column string
@@ -173,6 +317,8 @@ func TestCorruptRow(t *testing.T) {
 		{"renewed_at 30 February", "renewed_at", "2026-02-30T00:00:00Z", "renewed_at"},
 		{"renewed_at 29 February 2100", "renewed_at", "2100-02-29T00:00:00Z", "renewed_at"},
 		{"renewed_at hour 24", "renewed_at", "2026-01-01T24:00:00Z", "renewed_at"},
+		{"value over 1024 bytes", "value", strings.Repeat("v", 1025), "value: 1025 bytes, more than 1024"},
+		{"value of 513 two-byte characters", "value", strings.Repeat("é", 513), "value: 1026 bytes, more than 1024"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -233,8 +379,9 @@ func TestCorruptRow(t *testing.T) {
 
 // TestSaveOverUnusualValidRow: a valid row in a form other than this
 // package writes (spaces, another field order, an unknown field, a time
-// with a comma or a 10-digit fraction) is written over, by Save and
-// SaveBatch, as any valid row.
+// with a comma or a 10-digit fraction), or with a value that the update's
+// check does not recognise (not the one written, not ASCII), is written
+// over, by Save and SaveBatch, as any valid row.
 func TestSaveOverUnusualValidRow(t *testing.T) {
 	tests := []struct{ name, column, value string }{
 		{"holder with spaces", "holder", `{ "host": "h", "bootId": "b", "pid": 7, "startTime": 9 }`},
@@ -246,6 +393,7 @@ func TestSaveOverUnusualValidRow(t *testing.T) {
 		{"renewed_at 10 fraction digits", "renewed_at", "2026-01-01T00:00:00.1234567891Z"},
 		{"renewed_at with a decimal comma", "renewed_at", "2026-01-01T00:00:00,5+02:00"},
 		{"renewed_at 29 February 2000", "renewed_at", "2000-02-29T00:00:00Z"},
+		{"value of other characters", "value", strings.Repeat("é", 512)},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -260,10 +408,12 @@ func TestSaveOverUnusualValidRow(t *testing.T) {
 			if _, _, err := r.Load(t.Context(), "k"); err != nil {
 				t.Fatalf("Load of a valid row: %v", err)
 			}
-			if rev, err = r.Save(t.Context(), "k", snap(2), rev); err != nil {
+			s2 := snap(2)
+			s2.Value = "10.0.0.7:8080"
+			if rev, err = r.Save(t.Context(), "k", s2, rev); err != nil {
 				t.Fatalf("Save over a valid row: %v", err)
 			}
-			if rec, _, err := r.Load(t.Context(), "k"); err != nil || rec.Revision != rev || rec.Snapshot.Generation != 2 {
+			if rec, _, err := r.Load(t.Context(), "k"); err != nil || rec.Revision != rev || rec.Snapshot.Generation != 2 || rec.Snapshot.Value != s2.Value {
 				t.Fatalf("Load after Save = %+v, %v", rec, err)
 			}
 			execSQL(t, testURL(t), "UPDATE "+table+" SET "+tt.column+" = $1 WHERE key = $2", tt.value, "k")

@@ -29,7 +29,7 @@ type rowQuerier interface {
 // *store.CorruptRecordError.
 func (r *Repository) read(ctx context.Context, q rowQuerier, query, op, key string) (store.Record, bool, error) {
 	var row storedRow
-	err := q.QueryRow(ctx, query, key).Scan(&row.revision, &row.generation, &row.holder, &row.released, &row.renewedAt, &row.ttl, &row.broken)
+	err := q.QueryRow(ctx, query, key).Scan(&row.revision, &row.generation, &row.holder, &row.released, &row.renewedAt, &row.ttl, &row.broken, &row.value)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return store.Record{}, false, nil
 	}
@@ -65,17 +65,18 @@ func (r *Repository) Save(ctx context.Context, key string, s store.Snapshot, exp
 // saveQuery returns the statement that writes s over expected, and its
 // arguments. A generation above the int64 range is stored as its two's
 // complement bits, which read back as the same Token; a revision that
-// large matches no row.
+// large matches no row. The update's first overwriteParams arguments are
+// the overwrite statement's.
 func (r *Repository) saveQuery(key string, s store.Snapshot, expected store.Revision) (string, []any) {
 	gen, holder, renewed, ttl := int64(s.Generation), string(s.Holder.Marshal()), s.RenewedAt.Format(time.RFC3339Nano), int64(s.TTL)
 	if expected == 0 {
-		return r.q.insert, []any{key, gen, holder, s.Released, renewed, ttl, s.Broken}
+		return r.q.insert, []any{key, gen, holder, s.Released, renewed, ttl, s.Broken, s.Value}
 	}
 	var parsed any // the holder, if it parses: a row holding it is checked by equality
 	if r.parses(holder) {
 		parsed = holder
 	}
-	return r.q.update, []any{key, int64(expected), gen, holder, s.Released, renewed, ttl, s.Broken, parsed}
+	return r.q.update, []any{key, int64(expected), gen, holder, s.Released, renewed, ttl, s.Broken, s.Value, parsed}
 }
 
 // parses reports whether platform.ParseIdentity accepts holder,
@@ -139,7 +140,7 @@ func (r *Repository) overwrite(ctx context.Context, tx pgx.Tx, key string, s sto
 	}
 	_, args := r.saveQuery(key, s, expected)
 	var v int64
-	if err := tx.QueryRow(ctx, r.q.overwrite, args[:8]...).Scan(&v); err != nil {
+	if err := tx.QueryRow(ctx, r.q.overwrite, args[:overwriteParams]...).Scan(&v); err != nil {
 		return 0, nil, err
 	}
 	return store.Revision(v), nil, nil

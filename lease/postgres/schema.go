@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -24,22 +25,36 @@ func (e *SchemaError) Error() string {
 }
 
 // schemaVersion is the schema this package reads and writes.
-const schemaVersion = 2
+const schemaVersion = 3
 
-// Version 1 had no broken column; setupSchema adds it.
-const versionWithoutBroken = 1
+// firstColumns are the columns of the leases table at version 1.
+const firstColumns = `
+	key        text    PRIMARY KEY,
+	revision   bigint  NOT NULL CHECK (revision > 0),
+	generation bigint  NOT NULL,
+	holder     text    NOT NULL,
+	released   boolean NOT NULL,
+	renewed_at text    NOT NULL,
+	ttl_ns     bigint  NOT NULL`
+
+// addedColumns are the columns that each later version added, in order:
+// addedColumns[i] brought the tables from version i+1 to i+2. A new table
+// has them all; setupSchema adds those that an older table lacks, with
+// the default that its rows mean.
+var addedColumns = [schemaVersion - 1]string{
+	"broken boolean NOT NULL DEFAULT false", // 2: every row of version 1 is unbroken
+	"value  text    NOT NULL DEFAULT ''",    // 3: no row of version 2 has a value
+}
 
 // setupLock is the advisory lock that serialises schema set-ups: two
 // sessions running CREATE TABLE IF NOT EXISTS at once can both pass the
 // check and one of them then fails on the catalog's unique index.
 const setupLock = 0x636f6c6c61620001 // "collab", 1
 
-// setupSchema creates the tables if missing and checks the version, in
-// one transaction under setupLock.
-func setupSchema(ctx context.Context, pool *pgxpool.Pool, schema string, table, version pgx.Identifier, where string) error {
-	failed := func(err error) error {
-		return fail(ctx, "open", "", fmt.Errorf("%s: %w", where, err))
-	}
+// setupSchema creates the tables if missing, or brings those of an older
+// version to schemaVersion, in one transaction under setupLock. It
+// returns the version it leaves them at.
+func setupSchema(ctx context.Context, pool *pgxpool.Pool, schema string, table, version pgx.Identifier, where string) (int64, error) {
 	err := pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
 		if _, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock($1)", int64(setupLock)); err != nil {
 			return err
@@ -50,64 +65,66 @@ func setupSchema(ctx context.Context, pool *pgxpool.Pool, schema string, table, 
 			}
 		}
 		v := version.Sanitize()
-		for _, q := range []string{
-			"CREATE TABLE IF NOT EXISTS " + v + " (id integer PRIMARY KEY CHECK (id = 1), version integer NOT NULL)",
-			"INSERT INTO " + v + " (id, version) VALUES (1, 2) ON CONFLICT (id) DO NOTHING",
-		} {
-			if _, err := tx.Exec(ctx, q); err != nil {
-				return err
-			}
+		if _, err := tx.Exec(ctx, "CREATE TABLE IF NOT EXISTS "+v+" (id integer PRIMARY KEY CHECK (id = 1), version integer NOT NULL)"); err != nil {
+			return err
+		}
+		if _, err := tx.Exec(ctx, "INSERT INTO "+v+" (id, version) VALUES (1, $1) ON CONFLICT (id) DO NOTHING", int64(schemaVersion)); err != nil {
+			return err
 		}
 		var found int64
 		if err := tx.QueryRow(ctx, "SELECT version FROM "+v+" WHERE id = 1").Scan(&found); err != nil {
 			return err
 		}
-		if found != schemaVersion && found != versionWithoutBroken {
+		if found < 1 || found > schemaVersion {
 			return &SchemaError{Where: where, Version: found, Supported: schemaVersion}
 		}
-		_, err := tx.Exec(ctx, "CREATE TABLE IF NOT EXISTS "+table.Sanitize()+` (
-	key        text    PRIMARY KEY,
-	revision   bigint  NOT NULL CHECK (revision > 0),
-	generation bigint  NOT NULL,
-	holder     text    NOT NULL,
-	released   boolean NOT NULL,
-	renewed_at text    NOT NULL,
-	ttl_ns     bigint  NOT NULL,
-	broken     boolean NOT NULL DEFAULT false
-)`)
-		if err != nil || found == schemaVersion {
+		t := table.Sanitize()
+		if _, err := tx.Exec(ctx, "CREATE TABLE IF NOT EXISTS "+t+" ("+firstColumns+",\n\t"+strings.Join(addedColumns[:], ",\n\t")+"\n)"); err != nil {
 			return err
 		}
-		// From version 1: every row there is unbroken.
-		if _, err := tx.Exec(ctx, "ALTER TABLE "+table.Sanitize()+" ADD COLUMN IF NOT EXISTS broken boolean NOT NULL DEFAULT false"); err != nil {
-			return err
+		if found == schemaVersion {
+			return nil
 		}
-		_, err = tx.Exec(ctx, "UPDATE "+v+" SET version = 2 WHERE id = 1")
+		// The columns of the versions after found; IF NOT EXISTS, so that
+		// a step that some earlier set-up began is finished whole.
+		for _, column := range addedColumns[found-1:] {
+			if _, err := tx.Exec(ctx, "ALTER TABLE "+t+" ADD COLUMN IF NOT EXISTS "+column); err != nil {
+				return err
+			}
+		}
+		_, err := tx.Exec(ctx, "UPDATE "+v+" SET version = $1 WHERE id = 1", int64(schemaVersion))
 		return err
 	})
 	var se *SchemaError
 	switch {
 	case err == nil:
-		return nil
+		return schemaVersion, nil
 	case errors.As(err, &se):
-		return &store.RepositoryError{Op: "open", Err: se}
+		return 0, &store.RepositoryError{Op: "open", Err: se}
 	default:
-		return failed(err)
+		return 0, fail(ctx, "open", "", fmt.Errorf("%s: %w", where, err))
 	}
 }
 
-// checkSchema checks that the repository's tables exist at the version
-// this package writes, reading only, for a read-only Open.
-func checkSchema(ctx context.Context, pool *pgxpool.Pool, _ string, table, version pgx.Identifier, where string) error {
+// versionWithoutValue is the oldest version that a read-only Open reads:
+// it has no value column, and its records read with none.
+const versionWithoutValue = 2
+
+// checkSchema checks that the repository's tables exist, at a version
+// that a read-only Open reads (versionWithoutValue or schemaVersion),
+// reading only, and returns that version.
+func checkSchema(ctx context.Context, pool *pgxpool.Pool, _ string, table, version pgx.Identifier, where string) (int64, error) {
 	var found int64
 	if err := pool.QueryRow(ctx, "SELECT version FROM "+version.Sanitize()+" WHERE id = 1").Scan(&found); err != nil {
-		return fail(ctx, "open", "", fmt.Errorf("%s: no lease repository to read: %w", where, err))
+		return 0, fail(ctx, "open", "", fmt.Errorf("%s: no lease repository to read: %w", where, err))
 	}
-	if found != schemaVersion {
-		return &store.RepositoryError{Op: "open", Err: &SchemaError{Where: where, Version: found, Supported: schemaVersion}}
+	if found != schemaVersion && found != versionWithoutValue {
+		return 0, &store.RepositoryError{Op: "open", Err: &SchemaError{Where: where, Version: found, Supported: schemaVersion}}
 	}
-	if _, err := pool.Exec(ctx, "SELECT 1 FROM "+table.Sanitize()+" LIMIT 0"); err != nil {
-		return fail(ctx, "open", "", fmt.Errorf("%s: %w", where, err))
+	// The columns that loads read, so that a table without them fails
+	// here rather than in every load.
+	if _, err := pool.Exec(ctx, "SELECT "+loadColumns(found)+" FROM "+table.Sanitize()+" LIMIT 0"); err != nil {
+		return 0, fail(ctx, "open", "", fmt.Errorf("%s: %w", where, err))
 	}
-	return nil
+	return found, nil
 }

@@ -19,17 +19,18 @@
 // BEGIN IMMEDIATE: it takes the database's write lock before it compares
 // the revision, and two processes cannot both pass the compare. A write
 // over a revision is one UPDATE whose condition compares the revision and
-// checks the stored row (a renewal's: its own holder, valid values); when
-// it writes nothing, the transaction reads and decodes the row, so that a
-// conflict, a corrupt row and a valid row of another holder are told
-// apart, and only the last is written over.
+// checks the stored row (a renewal's: its own holder, valid values, the
+// value it publishes unchanged); when it writes nothing, the transaction
+// reads and decodes the row, so that a conflict, a corrupt row and a
+// valid row of another holder are told apart, and only the last is
+// written over.
 // Writers of one handle queue in the process before they begin, so that
 // SQLite's sleeping busy handler only arbitrates between processes. The
 // schema, set up idempotently in one transaction on open:
 //
 //	CREATE TABLE IF NOT EXISTS lease_schema (
 //		id      INTEGER PRIMARY KEY CHECK (id = 1),
-//		version INTEGER NOT NULL                     -- 2
+//		version INTEGER NOT NULL                     -- 3
 //	) STRICT;
 //	CREATE TABLE IF NOT EXISTS leases (
 //		key        TEXT    PRIMARY KEY NOT NULL,
@@ -39,17 +40,28 @@
 //		released   INTEGER NOT NULL CHECK (released IN (0, 1)),
 //		renewed_at TEXT    NOT NULL,                 -- RFC 3339, nanoseconds
 //		ttl_ns     INTEGER NOT NULL,
-//		broken     INTEGER NOT NULL DEFAULT 0 CHECK (broken IN (0, 1))
+//		broken     INTEGER NOT NULL DEFAULT 0 CHECK (broken IN (0, 1)),
+//		value      TEXT    NOT NULL DEFAULT ''       -- Snapshot.Value, "" for none
 //	) STRICT, WITHOUT ROWID;
 //
 // The version lives in its own table rather than PRAGMA user_version, so
 // the tables can share a database with an application's. A database of
 // another version fails to open with a *[SchemaError] (wrapped in a
-// *store.RepositoryError) and is not changed, except version 1, which had
-// no broken column: it is added on open (ALTER TABLE, in the set-up's
-// transaction), and the database is then version 2, which collab of
-// version 1's days refuses to open. It implements
-// store.BatchSaver, a batch being one transaction, and store.Lister.
+// *store.RepositoryError) and is not changed, except versions 1, which had
+// no broken column, and 2, which had no value column: [Open] brings them
+// to version 3, adding the columns missing (ALTER TABLE, in the set-up's
+// transaction), and collab of their days then refuses to open the
+// database. [OpenReadOnly], which changes nothing, reads version 2 as
+// having no values, and refuses version 1.
+//
+// A writer of an older version that opened the database before the
+// migration writes on as its version did: it sets no value, and keeps
+// the value of a row it writes over, so that a value read from a held
+// row of such a mixed-version period may be its predecessor's. Every
+// version of this package writes the value it publishes on every save.
+//
+// It implements store.BatchSaver, a batch being one transaction, and
+// store.Lister.
 //
 // The fences are lock files in the directory named by the database path
 // plus ".fences" (leases.db.fences/), one per key, named and waited for as

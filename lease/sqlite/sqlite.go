@@ -29,6 +29,10 @@ type Repository struct {
 	fences *keyfile.Locks
 	close  func() error
 
+	// selectLease reads a row: the package's, or selectLeaseV2 for a
+	// database of version 2 opened read-only.
+	selectLease string
+
 	mu       sync.Mutex
 	prepared map[string]*sql.Stmt // the statements of saves, prepared on first use
 }
@@ -56,10 +60,15 @@ func (e *SchemaError) Error() string {
 var errIsDir = errors.New("is a directory, not a SQLite database (a file store is dir:PATH)")
 
 // schemaVersion is the schema this package reads and writes.
-const schemaVersion = 2
+const schemaVersion = 3
 
-// Version 1 had no broken column; setupSchema adds it.
-const versionWithoutBroken = 1
+// The versions before schemaVersion that setupSchema migrates: version 1
+// had no broken column, version 2 no value column (addedColumns).
+// OpenReadOnly, which cannot migrate, also reads versionWithoutValue.
+const (
+	oldestVersion       = 1
+	versionWithoutValue = 2
+)
 
 // busyTimeout is how long a transaction waits for another process's
 // write lock before it fails; writes hold it for milliseconds.
@@ -73,7 +82,7 @@ const (
 	id      INTEGER PRIMARY KEY CHECK (id = 1),
 	version INTEGER NOT NULL
 ) STRICT`
-	insertSchemaVersion = `INSERT OR IGNORE INTO lease_schema (id, version) VALUES (1, 2)`
+	insertSchemaVersion = `INSERT OR IGNORE INTO lease_schema (id, version) VALUES (1, 3)`
 	selectSchemaVersion = `SELECT version FROM lease_schema WHERE id = 1`
 	createLeasesTable   = `CREATE TABLE IF NOT EXISTS leases (
 	key        TEXT    PRIMARY KEY NOT NULL,
@@ -83,22 +92,42 @@ const (
 	released   INTEGER NOT NULL CHECK (released IN (0, 1)),
 	renewed_at TEXT    NOT NULL,
 	ttl_ns     INTEGER NOT NULL,
-	broken     INTEGER NOT NULL DEFAULT 0 CHECK (broken IN (0, 1))
+	broken     INTEGER NOT NULL DEFAULT 0 CHECK (broken IN (0, 1)),
+	value      TEXT    NOT NULL DEFAULT ''
 ) STRICT, WITHOUT ROWID`
-	// The migration from version 1.
-	hasBrokenColumn = `SELECT count(*) FROM pragma_table_info('leases') WHERE name = 'broken'`
-	addBrokenColumn = `ALTER TABLE leases ADD COLUMN broken INTEGER NOT NULL DEFAULT 0 CHECK (broken IN (0, 1))`
-	setVersion2     = `UPDATE lease_schema SET version = 2 WHERE id = 1`
+	// The migration from an older version: hasColumn, then addColumn of
+	// each of addedColumns that the table lacks.
+	hasColumn  = `SELECT count(*) FROM pragma_table_info('leases') WHERE name = ?`
+	addColumn  = `ALTER TABLE leases ADD COLUMN `
+	setVersion = `UPDATE lease_schema SET version = 3 WHERE id = 1`
 )
 
-// The statements of the repository.
+// addedColumns are the columns that versions before schemaVersion lack,
+// in the order of the versions that added them, each with the definition
+// of createLeasesTable. The defaults are what the older versions meant:
+// no row of version 1 is broken, and no row of version 2 has a value.
+var addedColumns = []struct{ name, definition string }{
+	{"broken", `INTEGER NOT NULL DEFAULT 0 CHECK (broken IN (0, 1))`}, // version 2
+	{"value", `TEXT NOT NULL DEFAULT ''`},                             // version 3
+}
+
+// The statements of the repository. The statements of a save number
+// their parameters alike, and take the same arguments (saveArgs):
+//
+//	?1 the new revision   ?5 renewed_at   ?9  whether ?3 parses as a holder
+//	?2 generation         ?6 ttl_ns       ?10 broken
+//	?3 holder             ?7 key          ?11 value
+//	?4 released           ?8 the revision expected
 const (
-	selectLease = `SELECT revision, generation, holder, released, renewed_at, ttl_ns, broken FROM leases WHERE key = ?`
+	selectLease = `SELECT revision, generation, holder, released, renewed_at, ttl_ns, broken, value FROM leases WHERE key = ?`
+	// selectLease of a database of version 2, which has no values.
+	selectLeaseV2 = `SELECT revision, generation, holder, released, renewed_at, ttl_ns, broken, '' FROM leases WHERE key = ?`
 	// A new record, if the key has none.
-	insertLease = `INSERT INTO leases (key, revision, generation, holder, released, renewed_at, ttl_ns, broken) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)` +
-		` ON CONFLICT (key) DO NOTHING`
+	insertLease = `INSERT INTO leases (key, revision, generation, holder, released, renewed_at, ttl_ns, broken, value)` +
+		` VALUES (?7, ?1, ?2, ?3, ?4, ?5, ?6, ?10, ?11) ON CONFLICT (key) DO NOTHING`
 	// Over a row read and decoded in this transaction.
-	updateLease = `UPDATE leases SET revision = ?1, generation = ?2, holder = ?3, released = ?4, renewed_at = ?5, ttl_ns = ?6, broken = ?8 WHERE key = ?7`
+	updateLease = `UPDATE leases SET revision = ?1, generation = ?2, holder = ?3, released = ?4, renewed_at = ?5, ttl_ns = ?6,` +
+		` broken = ?10, value = ?11 WHERE key = ?7`
 )
 
 // rowIsValid is the condition on the stored row under which
@@ -106,10 +135,14 @@ const (
 // accepts, so that no update replaces a row that Load reports as
 // corrupt; it may refuse more (then saveTx reads and decodes the row).
 // It accepts the rows a holder renews: their holder is the one the
-// update writes (?3, which saveTx has parsed: ?9 is true), and their
+// update writes (?3, which saveTx has parsed: ?9 is true), their
 // renewed_at is in the form time.RFC3339Nano writes, with a date that
-// exists (date() moves a day that does not to another).
+// exists (date() moves a day that does not to another), and their value
+// is the text the update writes (?11, which check.Save has validated):
+// SQL cannot check UTF-8, so a holder that changes its value reads and
+// decodes its row.
 var rowIsValid = `?9 AND holder = ?3 AND revision > 0` +
+	` AND typeof(value) = 'text' AND value = ?11` +
 	` AND typeof(generation) = 'integer' AND generation <> 0 AND typeof(ttl_ns) = 'integer' AND ttl_ns > 0` +
 	` AND typeof(released) = 'integer' AND released IN (0, 1) AND typeof(broken) = 'integer' AND broken IN (0, released)` +
 	` AND typeof(renewed_at) = 'text'` +
@@ -126,8 +159,7 @@ var rowIsValid = `?9 AND holder = ?3 AND revision > 0` +
 
 // updateChecked writes over revision ?8 of key ?7, if rowIsValid
 // accepts the row.
-var updateChecked = `UPDATE leases SET revision = ?1, generation = ?2, holder = ?3, released = ?4, renewed_at = ?5, ttl_ns = ?6, broken = ?10` +
-	` WHERE key = ?7 AND revision = ?8 AND ` + rowIsValid
+var updateChecked = updateLease + ` AND revision = ?8 AND ` + rowIsValid
 
 // zone returns the condition that the text expression z is a zone
 // of RFC 3339: Z, or an offset within ±23:59.
@@ -168,11 +200,12 @@ func Open(p *platform.Platform, path string) (*Repository, error) {
 		return nil, closeAfter(&store.RepositoryError{Op: "open", Err: err}, db)
 	}
 	r := &Repository{
-		db:       db,
-		path:     path,
-		writer:   make(chan struct{}, 1),
-		fences:   keyfile.NewLocks(p.FS, p.GetClock(), fencesDir, keyfile.FenceSuffix, "fence"),
-		prepared: map[string]*sql.Stmt{},
+		db:          db,
+		path:        path,
+		writer:      make(chan struct{}, 1),
+		fences:      keyfile.NewLocks(p.FS, p.GetClock(), fencesDir, keyfile.FenceSuffix, "fence"),
+		selectLease: selectLease,
+		prepared:    map[string]*sql.Stmt{},
 	}
 	r.close = sync.OnceValue(r.closeDB)
 	return r, nil
@@ -219,8 +252,9 @@ func checkPath(p *platform.Platform, path string) (*platform.Platform, string, e
 // reading: it creates, migrates and changes nothing, neither the
 // database nor the fence directory beside it, so that a look at a
 // mistyped path, or at a file that is not a lease database, leaves it as
-// it was. A missing file, or one without this package's schema, is a
-// *store.RepositoryError. Save and Fence on it fail.
+// it was. It reads a database of version 2, which it cannot migrate, as
+// holding no values. A missing file, or one without this package's
+// schema, is a *store.RepositoryError. Save and Fence on it fail.
 func OpenReadOnly(p *platform.Platform, path string) (*Repository, error) {
 	p, path, err := checkPath(p, path)
 	if err != nil {
@@ -237,15 +271,21 @@ func OpenReadOnly(p *platform.Platform, path string) (*Repository, error) {
 	if err := db.QueryRow(selectSchemaVersion).Scan(&version); err != nil {
 		return nil, closeAfter(&store.RepositoryError{Op: "open", Err: fmt.Errorf("%s is not a lease database: %w", path, err)}, db)
 	}
-	if version != schemaVersion {
+	sel := selectLease
+	switch version {
+	case schemaVersion:
+	case versionWithoutValue:
+		sel = selectLeaseV2
+	default:
 		return nil, closeAfter(&store.RepositoryError{Op: "open", Err: &SchemaError{Path: path, Version: version, Supported: schemaVersion}}, db)
 	}
 	r := &Repository{
-		db:       db,
-		path:     path,
-		writer:   make(chan struct{}, 1),
-		fences:   keyfile.NewLocks(p.FS, p.GetClock(), path+".fences", keyfile.FenceSuffix, "fence"),
-		prepared: map[string]*sql.Stmt{},
+		db:          db,
+		path:        path,
+		writer:      make(chan struct{}, 1),
+		fences:      keyfile.NewLocks(p.FS, p.GetClock(), path+".fences", keyfile.FenceSuffix, "fence"),
+		selectLease: sel,
+		prepared:    map[string]*sql.Stmt{},
 	}
 	r.close = sync.OnceValue(r.closeDB)
 	return r, nil
@@ -260,9 +300,9 @@ func closeAfter(err error, db *sql.DB) error {
 	return err
 }
 
-// setupSchema creates the tables if missing and checks the version, in
-// one transaction, so that processes opening a new database at once
-// create it once.
+// setupSchema creates the tables if missing, checks the version and
+// migrates an older one, in one transaction, so that processes opening a
+// new database at once create it once, and an old one migrate it once.
 func setupSchema(db *sql.DB, path string) error {
 	fail := func(err error) error { return &store.RepositoryError{Op: "open", Err: fmt.Errorf("%s: %w", path, err)} }
 	tx, err := db.Begin()
@@ -279,14 +319,14 @@ func setupSchema(db *sql.DB, path string) error {
 	if err := tx.QueryRow(selectSchemaVersion).Scan(&version); err != nil {
 		return fail(err)
 	}
-	if version != schemaVersion && version != versionWithoutBroken {
+	if version < oldestVersion || version > schemaVersion {
 		return &store.RepositoryError{Op: "open", Err: &SchemaError{Path: path, Version: version, Supported: schemaVersion}}
 	}
 	if _, err := tx.Exec(createLeasesTable); err != nil {
 		return fail(err)
 	}
-	if version == versionWithoutBroken {
-		if err := migrateBroken(tx); err != nil {
+	if version < schemaVersion {
+		if err := migrate(tx); err != nil {
 			return fail(err)
 		}
 	}
@@ -296,19 +336,23 @@ func setupSchema(db *sql.DB, path string) error {
 	return nil
 }
 
-// migrateBroken brings a version 1 database to version 2: it adds the
-// broken column, 0 in every row, which version 1 had no way to write.
-func migrateBroken(tx *sql.Tx) error {
-	var n int
-	if err := tx.QueryRow(hasBrokenColumn).Scan(&n); err != nil {
-		return err
-	}
-	if n == 0 {
-		if _, err := tx.Exec(addBrokenColumn); err != nil {
+// migrate brings a database of an older version to schemaVersion: it
+// adds each of addedColumns that the leases table lacks, with its
+// default in every row, and sets the version.
+func migrate(tx *sql.Tx) error {
+	for _, c := range addedColumns {
+		var n int
+		if err := tx.QueryRow(hasColumn, c.name).Scan(&n); err != nil {
+			return err
+		}
+		if n > 0 {
+			continue
+		}
+		if _, err := tx.Exec(addColumn + c.name + " " + c.definition); err != nil {
 			return err
 		}
 	}
-	_, err := tx.Exec(setVersion2)
+	_, err := tx.Exec(setVersion)
 	return err
 }
 
@@ -350,8 +394,8 @@ func (r *Repository) Load(ctx context.Context, key string) (store.Record, bool, 
 	if err := check.Call(ctx, key); err != nil {
 		return store.Record{}, false, err
 	}
-	var cols [7]any
-	err := r.db.QueryRowContext(ctx, selectLease, key).Scan(&cols[0], &cols[1], &cols[2], &cols[3], &cols[4], &cols[5], &cols[6])
+	var cols [8]any
+	err := r.db.QueryRowContext(ctx, r.selectLease, key).Scan(&cols[0], &cols[1], &cols[2], &cols[3], &cols[4], &cols[5], &cols[6], &cols[7])
 	if errors.Is(err, sql.ErrNoRows) {
 		return store.Record{}, false, nil
 	}
@@ -434,16 +478,10 @@ func (r *Repository) SaveBatch(ctx context.Context, writes []store.Write) ([]sto
 // expected.
 func (r *Repository) saveTx(ctx context.Context, stmts *txStatements, key string, s store.Snapshot, expected store.Revision) (store.Revision, error) {
 	next := int64(expected) + 1
-	// A generation above the int64 range is stored as its two's
-	// complement bits, which read back as the same Token.
-	gen, holder, renewed, ttl := int64(s.Generation), string(s.Holder.Marshal()), s.RenewedAt.Format(time.RFC3339Nano), int64(s.TTL)
-	var query string
-	var args []any
+	args := saveArgs(key, s, expected)
+	query := updateChecked
 	if expected == 0 {
-		query, args = insertLease, []any{key, next, gen, holder, s.Released, renewed, ttl, s.Broken}
-	} else {
-		_, err := parseHolder(holder)
-		query, args = updateChecked, []any{next, gen, holder, s.Released, renewed, ttl, key, int64(expected), err == nil, s.Broken}
+		query = insertLease
 	}
 	switch n, err := stmts.exec(ctx, query, args...); {
 	case err != nil:
@@ -459,21 +497,32 @@ func (r *Repository) saveTx(ctx context.Context, stmts *txStatements, key string
 		return 0, &store.RevisionConflictError{Key: key, Expected: expected, Actual: store.Revision(cur)}
 	}
 	// A valid row that updateChecked does not recognise.
-	if _, err := stmts.exec(ctx, updateLease, next, gen, holder, s.Released, renewed, ttl, key, s.Broken); err != nil {
+	if _, err := stmts.exec(ctx, updateLease, args...); err != nil {
 		return 0, err
 	}
 	return store.Revision(next), nil
 }
 
+// saveArgs returns the arguments of the statements of a save of s over
+// revision expected of key, numbered as the statements number them.
+func saveArgs(key string, s store.Snapshot, expected store.Revision) []any {
+	holder := string(s.Holder.Marshal())
+	_, err := parseHolder(holder)
+	// A generation above the int64 range is stored as its two's
+	// complement bits, which read back as the same Token.
+	return []any{int64(expected) + 1, int64(s.Generation), holder, s.Released, s.RenewedAt.Format(time.RFC3339Nano), int64(s.TTL),
+		key, int64(expected), err == nil, s.Broken, s.Value}
+}
+
 // storedRevision reads and decodes key's row, and returns its revision
 // (0: no row).
 func (r *Repository) storedRevision(ctx context.Context, stmts *txStatements, key string) (int64, error) {
-	sel, err := stmts.get(ctx, selectLease)
+	sel, err := stmts.get(ctx, r.selectLease)
 	if err != nil {
 		return 0, err
 	}
-	var cols [7]any
-	err = sel.QueryRowContext(ctx, key).Scan(&cols[0], &cols[1], &cols[2], &cols[3], &cols[4], &cols[5], &cols[6])
+	var cols [8]any
+	err = sel.QueryRowContext(ctx, key).Scan(&cols[0], &cols[1], &cols[2], &cols[3], &cols[4], &cols[5], &cols[6], &cols[7])
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
 		return 0, nil
@@ -604,9 +653,10 @@ func (r *Repository) Keys(ctx context.Context) ([]string, error) {
 	return keys, nil
 }
 
-// decodeRow converts a leases row read into driver values, reporting any
-// value that a valid record cannot hold (store.Snapshot.Validate included).
-func decodeRow(cols [7]any) (store.Record, error) {
+// decodeRow converts a leases row read into driver values (the columns
+// of selectLease), reporting any value that a valid record cannot hold
+// (store.Snapshot.Validate included).
+func decodeRow(cols [8]any) (store.Record, error) {
 	rev, ok := cols[0].(int64)
 	if !ok || rev <= 0 {
 		return store.Record{}, fmt.Errorf("revision %v is not a positive integer", cols[0])
@@ -653,6 +703,14 @@ func decodeRow(cols [7]any) (store.Record, error) {
 	// migration sets released without broken: a row it acquired over a
 	// broken tombstone keeps broken = 1. Broken means nothing in a held row.
 	s.Broken = broken == 1 && s.Released
+	// The driver gives TEXT as a string and a BLOB as bytes, which are
+	// not a value even if they would be valid text; Validate judges the
+	// text.
+	value, ok := cols[7].(string)
+	if !ok {
+		return store.Record{}, &store.SnapshotFieldError{Field: "value", Err: fmt.Errorf("%s, not text", sqlType(cols[7]))}
+	}
+	s.Value = value
 	if err := s.Validate(); err != nil {
 		return store.Record{}, err
 	}
@@ -682,6 +740,22 @@ func parseHolder(text string) (platform.Identity, error) {
 	}
 	lastHolder.Store(&parsedHolder{text: text, id: id})
 	return id, nil
+}
+
+// sqlType names the SQLite type of a value the driver read that is not
+// TEXT, without the value, which may be long.
+func sqlType(v any) string {
+	switch v.(type) {
+	case nil:
+		return "NULL"
+	case []byte:
+		return "BLOB"
+	case int64:
+		return "INTEGER"
+	case float64:
+		return "REAL"
+	}
+	return fmt.Sprintf("%T", v)
 }
 
 // textOf returns a TEXT value, which the driver may give as a string or

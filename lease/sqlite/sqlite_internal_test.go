@@ -3,12 +3,15 @@ package sqlite
 import (
 	"database/sql"
 	"math/rand/v2"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/rivus/collab/lease/store"
 	"github.com/rivus/collab/platform"
+	platformsqlite "github.com/rivus/collab/platform/sqlite"
 )
 
 // TestRowIsValidImpliesDecode: the check of updateChecked accepts
@@ -16,14 +19,34 @@ import (
 // that Load reports as corrupt), and accepts the rows a holder renews
 // (else every renewal would read and decode its row). SQLite evaluates it
 // on thousands of rows: the times Format writes, random mutations of
-// them, and values out of range.
+// them, values out of range, and published values that the save does
+// not write, or that no record holds. The leases table is made without
+// STRICT, as another program may have made it, so that it can hold a
+// BLOB where text belongs.
 func TestRowIsValidImpliesDecode(t *testing.T) {
-	r, err := Open(nil, filepath.Join(t.TempDir(), "leases.db"))
+	path := filepath.Join(t.TempDir(), "leases.db")
+	if err := os.WriteFile(path, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	raw, err := platformsqlite.Opener().Open(path, platform.SQLiteOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	loose := strings.Replace(createLeasesTable, ") STRICT, WITHOUT ROWID", ") WITHOUT ROWID", 1)
+	if _, err := raw.Exec(loose); err != nil || loose == createLeasesTable {
+		t.Fatalf("%s: %v", loose, err)
+	}
+	if err := raw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	r, err := Open(nil, path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer r.Close()
 	holder := string(platform.Identity{Host: "h", BootID: "b", PID: 7, StartTime: 9}.Marshal())
+	// The value the save publishes (?11), and the stored row's.
+	const published = "10.0.0.7:8080 ü"
 	rng := rand.New(rand.NewPCG(3, 4))
 	type row struct {
 		gen, ttl  int64
@@ -32,6 +55,7 @@ func TestRowIsValidImpliesDecode(t *testing.T) {
 		canonical bool // as a holder writes it: the check must accept it
 		released  bool
 		broken    bool
+		value     any
 	}
 	var rows []row
 	for range 5000 {
@@ -41,18 +65,23 @@ func TestRowIsValidImpliesDecode(t *testing.T) {
 			continue
 		}
 		s := tm.Format(time.RFC3339Nano)
-		rows = append(rows, row{1, 1, holder, s, true, false, false}, row{1, 1, holder, mutate(rng, s), false, false, false})
+		rows = append(rows, row{1, 1, holder, s, true, false, false, published}, row{1, 1, holder, mutate(rng, s), false, false, false, published})
 	}
 	for _, s := range []string{"2000-02-29T00:00:00Z", "2024-02-29T00:00:00Z", "1900-02-29T00:00:00Z", "2023-02-29T00:00:00Z",
 		"2026-04-31T00:00:00Z", "2026-12-31T23:59:59.999999999-23:59", "2026-01-01T00:00:60Z", "2026-01-01T00:00:00+24:00",
 		"2026-01-01T00:00:00.Z", "2026-01-01T00:00:00.1234567891Z", "2026-01-01T00:00:00,5Z", "2026-01-01T00:00:00z", "2026-01-01t00:00:00Z",
 		"2026-01-01T00:00:00+02:00 ", " 2026-01-01T00:00:00Z", "2026-01-01T00:00:00+0200", "2026-01-01T00:00:00.5+02:00x", ""} {
-		rows = append(rows, row{1, 1, holder, s, false, false, false})
+		rows = append(rows, row{1, 1, holder, s, false, false, false, published})
 	}
 	valid := "2026-01-01T00:00:00Z"
-	rows = append(rows, row{0, 1, holder, valid, false, false, false}, row{1, 0, holder, valid, false, false, false}, row{1, -1, holder, valid, false, false, false},
-		row{-1, 1, holder, valid, true, false, false}, row{1, 1, holder + " ", valid, false, false, false}, row{1, 1, strings.Replace(holder, `"pid":7`, `"pid":-7`, 1), valid, false, false, false},
-		row{1, 1, holder, valid, true, true, false}, row{1, 1, holder, valid, true, true, true}, row{1, 1, holder, valid, false, false, true})
+	rows = append(rows, row{0, 1, holder, valid, false, false, false, published}, row{1, 0, holder, valid, false, false, false, published}, row{1, -1, holder, valid, false, false, false, published},
+		row{-1, 1, holder, valid, true, false, false, published}, row{1, 1, holder + " ", valid, false, false, false, published}, row{1, 1, strings.Replace(holder, `"pid":7`, `"pid":-7`, 1), valid, false, false, false, published},
+		row{1, 1, holder, valid, true, true, false, published}, row{1, 1, holder, valid, true, true, true, published}, row{1, 1, holder, valid, false, false, true, published})
+
+	for _, v := range []any{"", "10.0.0.8:8080", published + " ", published + "\x00", "a\x00b", "\xc3(", published[:len(published)-1],
+		strings.Repeat("v", store.MaxValueLen+1), []byte(published), []byte{}} {
+		rows = append(rows, row{1, 1, holder, valid, false, false, false, v})
+	}
 
 	tx, err := r.db.Begin()
 	if err != nil {
@@ -60,12 +89,12 @@ func TestRowIsValidImpliesDecode(t *testing.T) {
 	}
 	defer func() { _ = tx.Rollback() }()
 	for i, w := range rows {
-		if _, err := tx.Exec(insertLease, key(i), 1, w.gen, w.holder, w.released, w.renewedAt, w.ttl, w.broken); err != nil {
+		if _, err := tx.Exec(insertLease, 1, w.gen, w.holder, w.released, w.renewedAt, w.ttl, key(i), nil, nil, w.broken, w.value); err != nil {
 			t.Fatal(err)
 		}
 	}
-	res, err := tx.Query(`SELECT key, revision, generation, holder, released, renewed_at, ttl_ns, broken, `+rowIsValid+` FROM leases`,
-		nil, nil, holder, nil, nil, nil, nil, nil, true)
+	res, err := tx.Query(`SELECT key, revision, generation, holder, released, renewed_at, ttl_ns, broken, value, `+rowIsValid+` FROM leases`,
+		nil, nil, holder, nil, nil, nil, nil, nil, true, nil, published)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -73,9 +102,9 @@ func TestRowIsValidImpliesDecode(t *testing.T) {
 	accepted, n := 0, 0
 	for res.Next() {
 		var k string
-		var cols [7]any
+		var cols [8]any
 		var checked sql.NullBool // NULL, as WHERE reads it, is false
-		if err := res.Scan(&k, &cols[0], &cols[1], &cols[2], &cols[3], &cols[4], &cols[5], &cols[6], &checked); err != nil {
+		if err := res.Scan(&k, &cols[0], &cols[1], &cols[2], &cols[3], &cols[4], &cols[5], &cols[6], &cols[7], &checked); err != nil {
 			t.Fatal(err)
 		}
 		ok := checked.Valid && checked.Bool

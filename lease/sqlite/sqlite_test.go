@@ -1,10 +1,14 @@
 package sqlite_test
 
 import (
+	"bytes"
+	"database/sql"
 	"errors"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -70,19 +74,19 @@ func TestSchemaVersion(t *testing.T) {
 			t.Fatal(err)
 		}
 		db := repotest.RawDB(t, path)
-		repotest.Exec(t, db, "UPDATE lease_schema SET version = 3")
-		wantSchemaError(t, path, 3)
+		repotest.Exec(t, db, "UPDATE lease_schema SET version = 4")
+		wantSchemaError(t, path, 4)
 		var version, rows int
-		if err := db.QueryRow("SELECT (SELECT version FROM lease_schema), (SELECT count(*) FROM leases)").Scan(&version, &rows); err != nil || version != 3 || rows != 1 {
-			t.Fatalf("after the failed open: version %d, %d leases, %v; want 3 and 1", version, rows, err)
+		if err := db.QueryRow("SELECT (SELECT version FROM lease_schema), (SELECT count(*) FROM leases)").Scan(&version, &rows); err != nil || version != 4 || rows != 1 {
+			t.Fatalf("after the failed open: version %d, %d leases, %v; want 4 and 1", version, rows, err)
 		}
 	})
 	t.Run("newer database without leases", func(t *testing.T) {
 		path := filepath.Join(t.TempDir(), "leases.db")
 		db := repotest.RawDB(t, path)
 		repotest.Exec(t, db, "CREATE TABLE lease_schema (id INTEGER PRIMARY KEY, version INTEGER NOT NULL)")
-		repotest.Exec(t, db, "INSERT INTO lease_schema VALUES (1, 3)")
-		wantSchemaError(t, path, 3)
+		repotest.Exec(t, db, "INSERT INTO lease_schema VALUES (1, 4)")
+		wantSchemaError(t, path, 4)
 		var n int
 		if err := db.QueryRow("SELECT count(*) FROM sqlite_master WHERE name = 'leases'").Scan(&n); err != nil || n != 0 {
 			t.Fatalf("the failed open created the leases table (%d, %v)", n, err)
@@ -90,35 +94,96 @@ func TestSchemaVersion(t *testing.T) {
 	})
 }
 
-// TestMigrationFromVersion1: a database of version 1, which had no broken
-// column, opens as version 2 with its records as they were, and then
-// stores broken tombstones.
-func TestMigrationFromVersion1(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "leases.db")
-	db := repotest.RawDB(t, path)
-	repotest.Exec(t, db, `CREATE TABLE lease_schema (id INTEGER PRIMARY KEY CHECK (id = 1), version INTEGER NOT NULL) STRICT`)
-	repotest.Exec(t, db, `INSERT INTO lease_schema VALUES (1, 1)`)
-	repotest.Exec(t, db, `CREATE TABLE leases (key TEXT PRIMARY KEY NOT NULL, revision INTEGER NOT NULL CHECK (revision > 0),
+// The columns of the leases table as each schema version made them.
+const (
+	columnsV1 = `key TEXT PRIMARY KEY NOT NULL, revision INTEGER NOT NULL CHECK (revision > 0),
 		generation INTEGER NOT NULL, holder TEXT NOT NULL, released INTEGER NOT NULL CHECK (released IN (0, 1)),
-		renewed_at TEXT NOT NULL, ttl_ns INTEGER NOT NULL) STRICT, WITHOUT ROWID`)
-	old := repotest.Snap(4)
-	repotest.Exec(t, db, `INSERT INTO leases VALUES ('k', 3, 4, ?, 0, ?, ?)`, string(old.Holder.Marshal()), old.RenewedAt.Format(time.RFC3339Nano), int64(old.TTL))
-	r := repotest.OpenSQLite(t, platformsqlite.OS(), path)
-	rec, ok, err := r.Load(t.Context(), "k")
-	if err != nil || !ok || rec.Revision != 3 || rec.Snapshot != old {
-		t.Fatalf("Load after the migration = %+v, %v, %v; want revision 3 of %+v", rec, ok, err, old)
+		renewed_at TEXT NOT NULL, ttl_ns INTEGER NOT NULL`
+	columnsV2 = columnsV1 + `, broken INTEGER NOT NULL DEFAULT 0 CHECK (broken IN (0, 1))`
+	columnsV3 = columnsV2 + `, value TEXT NOT NULL DEFAULT ''`
+)
+
+// createTables makes the lease tables in db as a database of schema
+// version would hold them, with the leases table's columns; without
+// strict, its leases table is not STRICT, as another program may have
+// made it, and a column can hold a value of any type.
+func createTables(t *testing.T, db *sql.DB, version int, columns string, strict bool) {
+	t.Helper()
+	repotest.Exec(t, db, `CREATE TABLE lease_schema (id INTEGER PRIMARY KEY CHECK (id = 1), version INTEGER NOT NULL) STRICT`)
+	repotest.Exec(t, db, `INSERT INTO lease_schema VALUES (1, ?)`, version)
+	options := "WITHOUT ROWID"
+	if strict {
+		options = "STRICT, " + options
 	}
-	broken := old
-	broken.Generation, broken.Released, broken.Broken = 5, true, true
-	if _, err := r.Save(t.Context(), "k", broken, 3); err != nil {
-		t.Fatal(err)
-	}
-	if rec, _, err := r.Load(t.Context(), "k"); err != nil || rec.Snapshot != broken {
-		t.Fatalf("Load of a broken tombstone = %+v, %v", rec, err)
-	}
-	var version int
-	if err := db.QueryRow("SELECT version FROM lease_schema").Scan(&version); err != nil || version != 2 {
-		t.Fatalf("version %d, %v after the migration; want 2", version, err)
+	repotest.Exec(t, db, `CREATE TABLE leases (`+columns+`) `+options)
+}
+
+// insertOld adds the row of s (a held one, without a value) at key k
+// with revision 3, in the columns every schema version has.
+func insertOld(t *testing.T, db *sql.DB, s store.Snapshot) {
+	t.Helper()
+	repotest.Exec(t, db, `INSERT INTO leases (key, revision, generation, holder, released, renewed_at, ttl_ns) VALUES ('k', 3, ?, ?, 0, ?, ?)`,
+		int64(s.Generation), string(s.Holder.Marshal()), s.RenewedAt.Format(time.RFC3339Nano), int64(s.TTL))
+}
+
+// TestMigration: a database of version 1, which had no broken column, or
+// of version 2, which had no value column, opens as version 3 with its
+// records as they were (no broken tombstone, no value), and then stores
+// broken tombstones and published values. Each column is added only if
+// missing.
+func TestMigration(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		version int
+		columns string
+	}{
+		{"version 1", 1, columnsV1},
+		{"version 2", 2, columnsV2},
+		{"version 1 with the broken column", 1, columnsV2},
+		{"version 2 with the value column", 2, columnsV3},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "leases.db")
+			db := repotest.RawDB(t, path)
+			createTables(t, db, tc.version, tc.columns, true)
+			old := repotest.Snap(4)
+			insertOld(t, db, old)
+			r, err := sqlite.Open(platformsqlite.OS(), path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			rec, ok, err := r.Load(t.Context(), "k")
+			if err != nil || !ok || rec.Revision != 3 || rec.Snapshot != old {
+				t.Fatalf("Load after the migration = %+v, %v, %v; want revision 3 of %+v", rec, ok, err, old)
+			}
+			broken := old
+			broken.Generation, broken.Released, broken.Broken = 5, true, true
+			held := repotest.Snap(6)
+			held.Value = "10.0.0.7:8080 ü"
+			renewed := held
+			renewed.RenewedAt = renewed.RenewedAt.Add(time.Second)
+			rev := rec.Revision
+			for _, s := range []store.Snapshot{broken, held, renewed} {
+				if rev, err = r.Save(t.Context(), "k", s, rev); err != nil {
+					t.Fatal(err)
+				}
+				if rec, _, err := r.Load(t.Context(), "k"); err != nil || rec.Snapshot != s {
+					t.Fatalf("Load = %+v, %v; want %+v", rec, err, s)
+				}
+			}
+			if err := r.Close(); err != nil {
+				t.Fatal(err)
+			}
+			var version, columns int
+			if err := db.QueryRow("SELECT (SELECT version FROM lease_schema), (SELECT count(*) FROM pragma_table_info('leases'))").Scan(&version, &columns); err != nil || version != 3 || columns != 9 {
+				t.Fatalf("version %d, %d columns, %v after the migration; want 3 and 9", version, columns, err)
+			}
+			// Open again: the migration is done.
+			r = repotest.OpenSQLite(t, platformsqlite.OS(), path)
+			if rec, _, err := r.Load(t.Context(), "k"); err != nil || rec.Revision != rev || rec.Snapshot != renewed {
+				t.Fatalf("Load after reopening = %+v, %v; want revision %d of %+v", rec, err, rev, renewed)
+			}
+		})
 	}
 }
 
@@ -131,7 +196,7 @@ func wantSchemaError(t *testing.T, path string, version int64) {
 	}
 	var se *sqlite.SchemaError
 	var re *store.RepositoryError
-	if !errors.As(err, &se) || !errors.As(err, &re) || se.Path != path || se.Version != version || se.Supported != 2 || re.Op != "open" {
+	if !errors.As(err, &se) || !errors.As(err, &re) || se.Path != path || se.Version != version || se.Supported != 3 || re.Op != "open" {
 		t.Fatalf("open = %v, want a *RepositoryError wrapping a *SchemaError for version %d", err, version)
 	}
 }
@@ -219,34 +284,56 @@ func TestOpenFails(t *testing.T) {
 
 // TestCorruptRow: a row that a valid record cannot hold fails its
 // key only, in Load and Save, naming the database, and is left as it is.
+// The row publishes a value, which the save publishes too, as a
+// holder's renewal does.
 func TestCorruptRow(t *testing.T) {
+	const published = "10.0.0.7:8080"
 	tests := []struct {
-		name, column, value, reason string
+		name, column string
+		value        any
+		reason       string
+		loose        bool // the leases table is not STRICT (createTables), so that it can hold a BLOB
 	}{
-		{"holder not JSON", "holder", "me", "holder"},
-		{"holder wrong type", "holder", `{"pid":"one"}`, "holder"},
-		{"holder with trailing data", "holder", `{"host":"h","bootId":"b","pid":1,"startTime":2} {}`, "holder: platform: invalid process identity: trailing data"},
-		{"renewed_at not a time", "renewed_at", "yesterday", "renewed_at"},
+		{"holder not JSON", "holder", "me", "holder", false},
+		{"holder wrong type", "holder", `{"pid":"one"}`, "holder", false},
+		{"holder with trailing data", "holder", `{"host":"h","bootId":"b","pid":1,"startTime":2} {}`, "holder: platform: invalid process identity: trailing data", false},
+		{"renewed_at not a time", "renewed_at", "yesterday", "renewed_at", false},
+		{"value too long", "value", strings.Repeat("v", store.MaxValueLen+1), "value: 1025 bytes, more than 1024", false},
+		{"value with NUL", "value", published + "\x00", "value: contains NUL", false},
+		{"value not UTF-8", "value", published + "\xc3(", "value: not valid UTF-8", false},
+		// The bytes of the value the save publishes, as a BLOB.
+		{"value a BLOB", "value", []byte(published), "value: BLOB, not text", true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			path := filepath.Join(t.TempDir(), "leases.db")
+			db := repotest.RawDB(t, path)
+			if tt.loose {
+				createTables(t, db, 3, columnsV3, false)
+			}
 			r := repotest.OpenSQLite(t, platformsqlite.OS(), path)
-			rev, err := r.Save(t.Context(), "task:42", repotest.Snap(1), 0)
+			held, renewal := repotest.Snap(1), repotest.Snap(2)
+			held.Value, renewal.Value = published, published
+			rev, err := r.Save(t.Context(), "task:42", held, 0)
 			if err != nil {
 				t.Fatal(err)
 			}
-			db := repotest.RawDB(t, path)
 			repotest.Exec(t, db, "UPDATE leases SET "+tt.column+" = ? WHERE key = ?", tt.value, "task:42")
 			_, _, err = r.Load(t.Context(), "task:42")
 			repotest.WantCorrupt(t, err, "load", "task:42", path+", table leases", tt.reason)
+			var fe *store.SnapshotFieldError
+			if tt.column == "value" && (!errors.As(err, &fe) || fe.Field != "value") {
+				t.Fatalf("Load = %v, want it to wrap a *SnapshotFieldError of the field value", err)
+			}
 			// A save over the row's revision, as a holder's renewal makes
 			// it, refuses the row as Load does and leaves it.
-			_, err = r.Save(t.Context(), "task:42", repotest.Snap(2), rev)
+			_, err = r.Save(t.Context(), "task:42", renewal, rev)
 			repotest.WantCorrupt(t, err, "save", "task:42", path+", table leases", tt.reason)
-			var stored string
-			if err := db.QueryRow("SELECT " + tt.column + " FROM leases WHERE key = 'task:42'").Scan(&stored); err != nil || stored != tt.value {
-				t.Fatalf("the corrupt row now holds %q, %v", stored, err)
+			var stored any
+			var revision int64
+			if err := db.QueryRow("SELECT "+tt.column+", revision FROM leases WHERE key = 'task:42'").Scan(&stored, &revision); err != nil ||
+				!reflect.DeepEqual(stored, tt.value) || revision != int64(rev) {
+				t.Fatalf("the corrupt row now holds %q at revision %d, %v", stored, revision, err)
 			}
 			if _, err := r.Save(t.Context(), "other", repotest.Snap(1), 0); err != nil {
 				t.Fatalf("another key beside a corrupt one: %v", err)
@@ -467,6 +554,62 @@ func TestOpenReadOnly(t *testing.T) {
 		}
 		if _, err := os.Stat(bad); !errors.Is(err, fs.ErrNotExist) {
 			t.Fatalf("OpenReadOnly(%s) made it: %v", bad, err)
+		}
+	}
+}
+
+// TestOpenReadOnlyVersion2: a read-only open, which cannot migrate,
+// reads a database of version 2 as holding no values, and leaves its
+// file as it was, without a fence directory. It refuses version 1, which
+// had no broken column, and a newer version.
+func TestOpenReadOnlyVersion2(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "leases.db")
+	db := repotest.RawDB(t, path)
+	createTables(t, db, 2, columnsV2, true)
+	old := repotest.Snap(4)
+	insertOld(t, db, old)
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	before, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ro, err := sqlite.OpenReadOnly(platformsqlite.OS(), path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec, ok, err := ro.Load(t.Context(), "k")
+	if err != nil || !ok || rec.Revision != 3 || rec.Snapshot != old || rec.Snapshot.Value != "" {
+		t.Fatalf("Load = %+v, %v, %v; want revision 3 of %+v, without a value", rec, ok, err, old)
+	}
+	if keys, err := ro.Keys(t.Context()); err != nil || !slices.Equal(keys, []string{"k"}) {
+		t.Fatalf("Keys = %q, %v", keys, err)
+	}
+	if _, err := ro.Save(t.Context(), "k", repotest.Snap(5), 3); err == nil {
+		t.Fatal("a read-only repository saved")
+	}
+	if err := ro.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if after, err := os.ReadFile(path); err != nil || !bytes.Equal(after, before) {
+		t.Fatalf("the read-only open changed the database (%v)", err)
+	}
+	if _, err := os.Stat(path + ".fences"); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("the read-only open made the fence directory (%v)", err)
+	}
+
+	for _, version := range []int64{1, 4} {
+		path := filepath.Join(t.TempDir(), "leases.db")
+		db := repotest.RawDB(t, path)
+		createTables(t, db, int(version), columnsV3, true)
+		r, err := sqlite.OpenReadOnly(platformsqlite.OS(), path)
+		if err == nil {
+			r.Close()
+		}
+		var se *sqlite.SchemaError
+		if !errors.As(err, &se) || se.Version != version || se.Supported != 3 {
+			t.Fatalf("OpenReadOnly of version %d = %v, want a *SchemaError", version, err)
 		}
 	}
 }

@@ -75,7 +75,7 @@ func (e *CorruptRecordError) Is(target error) bool { return target == ErrCorrupt
 // can hold. A repository that reads one wraps it in a
 // *CorruptRecordError.
 type SnapshotFieldError struct {
-	Field string // "generation", "holder", "ttl" or "renewedAt"
+	Field string // "generation", "holder", "broken", "ttl", "renewedAt" or "value"
 	Err   error  // what is wrong with it
 }
 

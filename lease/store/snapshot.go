@@ -15,7 +15,9 @@ import (
 // as a Go duration string:
 //
 //	{"generation":3,"holder":{...},"released":false,
-//	 "renewedAt":"2026-01-01T00:00:00Z","ttl":"1m0s"}
+//	 "renewedAt":"2026-01-01T00:00:00Z","ttl":"1m0s","value":"10.0.0.7:8080"}
+//
+// with "value" left out when empty.
 type Snapshot struct {
 	// Generation is the fencing token of the holder that wrote the
 	// record. It changes only on acquisition.
@@ -39,7 +41,16 @@ type Snapshot struct {
 	// TTL is how long after a renewal observers wait before they may take
 	// over a holder that stopped renewing.
 	TTL time.Duration
+	// Value is what the holder publishes with its lease for observers (an
+	// address, a version): at most MaxValueLen bytes of valid UTF-8
+	// without NUL, "" for none. It is written with every renewal, so it
+	// stays small. A tombstone carries the value of none: the lease
+	// package writes "" when it releases or breaks.
+	Value string
 }
+
+// MaxValueLen is the longest Snapshot.Value, in bytes.
+const MaxValueLen = 1024
 
 // snapshotJSON is the stored form of a Snapshot.
 type snapshotJSON struct {
@@ -49,6 +60,7 @@ type snapshotJSON struct {
 	Broken     bool              `json:"broken,omitempty"`
 	RenewedAt  time.Time         `json:"renewedAt"`
 	TTL        string            `json:"ttl"`
+	Value      string            `json:"value,omitempty"`
 }
 
 // snapshotJSONIn is snapshotJSON as read: the holder stays raw until
@@ -60,6 +72,7 @@ type snapshotJSONIn struct {
 	Broken     bool            `json:"broken"`
 	RenewedAt  time.Time       `json:"renewedAt"`
 	TTL        string          `json:"ttl"`
+	Value      string          `json:"value"`
 }
 
 // MarshalJSON writes the stable JSON form of s.
@@ -71,6 +84,7 @@ func (s Snapshot) MarshalJSON() ([]byte, error) {
 		Broken:     s.Broken,
 		RenewedAt:  s.RenewedAt,
 		TTL:        s.TTL.String(),
+		Value:      s.Value,
 	})
 }
 
@@ -100,7 +114,7 @@ func (s *Snapshot) UnmarshalJSON(data []byte) error {
 	if err != nil {
 		return &SnapshotFieldError{Field: "ttl", Err: err}
 	}
-	v := Snapshot{Generation: j.Generation, Holder: holder, Released: j.Released, Broken: j.Broken, RenewedAt: j.RenewedAt, TTL: ttl}
+	v := Snapshot{Generation: j.Generation, Holder: holder, Released: j.Released, Broken: j.Broken, RenewedAt: j.RenewedAt, TTL: ttl, Value: j.Value}
 	if err := v.Validate(); err != nil {
 		return err
 	}
@@ -113,7 +127,7 @@ func (s *Snapshot) UnmarshalJSON(data []byte) error {
 // that is not a valid process identity (platform.Identity.Validate),
 // Broken without Released, a TTL that is not positive, or a RenewedAt
 // that RFC 3339 cannot write (a year outside 0 to 9999, a zone offset of
-// a day or more). A tombstone (Released) holds the same: the last holder
+// a day or more), or a Value that ValidateValue refuses. A tombstone (Released) holds the same: the last holder
 // (a broken one, its breaker), its generation and its TTL.
 // Repositories check every record they read with it, and report a
 // failure as a *CorruptRecordError; they check every snapshot they are
@@ -136,6 +150,17 @@ func (s Snapshot) Validate() error {
 	}
 	if _, off := s.RenewedAt.Zone(); off <= -24*3600 || off >= 24*3600 {
 		return &SnapshotFieldError{Field: "renewedAt", Err: fmt.Errorf("zone offset %v is a day or more", time.Duration(off)*time.Second)}
+	}
+	return ValidateValue(s.Value)
+}
+
+// ValidateValue reports whether v can be published with a lease
+// (Snapshot.Value): at most MaxValueLen bytes of valid UTF-8 without
+// NUL, so that every store keeps it as text and `collab lease ls` can
+// print it. It returns a *SnapshotFieldError naming the field "value".
+func ValidateValue(v string) error {
+	if reason := textFault(v, MaxValueLen); reason != "" {
+		return &SnapshotFieldError{Field: "value", Err: errors.New(reason)}
 	}
 	return nil
 }

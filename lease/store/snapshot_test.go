@@ -57,6 +57,25 @@ func TestSnapshotJSONIsStable(t *testing.T) {
 	if err := json.Unmarshal(got, &back); err != nil || !back.Broken {
 		t.Fatalf("round trip of a broken tombstone = %+v, %v", back, err)
 	}
+	// A published value is the last field; the records of versions
+	// before it have none, and read as "".
+	valued := sampleSnapshot()
+	valued.Released, valued.Value = false, "10.0.0.7:8080 ü"
+	got, err = json.Marshal(valued)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const wantValued = `{"generation":3,"holder":{"host":"h","bootId":"b","pid":42,"startTime":9,"pidNamespace":7},` +
+		`"released":false,"renewedAt":"2026-01-02T03:04:05.000000006Z","ttl":"1m30s","value":"10.0.0.7:8080 ü"}`
+	if string(got) != wantValued {
+		t.Fatalf("json.Marshal of a published value =\n%s\nwant\n%s", got, wantValued)
+	}
+	if err := json.Unmarshal(got, &back); err != nil || back.Value != valued.Value {
+		t.Fatalf("round trip of a published value = %+v, %v", back, err)
+	}
+	if err := json.Unmarshal([]byte(want), &back); err != nil || back.Value != "" {
+		t.Fatalf("a record without a value = %+v, %v; want the value empty", back, err)
+	}
 }
 
 // validHolderJSON is the holder of sampleSnapshot, as stored.
@@ -80,6 +99,9 @@ func TestSnapshotUnmarshalRejects(t *testing.T) {
 		{`{"generation":1,"ttl":"1s","holder":{"host":"h","bootId":"b","pid":42,"startTime":0}}`, "holder"},
 		{`{"generation":1,"ttl":"1s","holder":"me"}`, "holder"},
 		{`{"generation":1,"holder":` + h + `,"ttl":"1s","broken":true}`, "broken"},
+		{`{"generation":1,"holder":` + h + `,"ttl":"1s","value":"a\u0000b"}`, "value"},
+		{`{"generation":1,"holder":` + h + `,"ttl":"1s","value":"` + strings.Repeat("v", store.MaxValueLen+1) + `"}`, "value"},
+		{`{"generation":1,"holder":` + h + `,"ttl":"1s","value":7}`, ""},
 		{`{"generation":-1,"holder":` + h + `,"ttl":"1s"}`, ""},
 		{`{"generation":1,"holder":` + h + `,"ttl":"1s","renewedAt":"yesterday"}`, ""},
 		{`[]`, ""},
@@ -122,6 +144,10 @@ func TestSnapshotValidate(t *testing.T) {
 	if err := good.Validate(); err != nil {
 		t.Fatalf("Validate(%+v) = %v", good, err)
 	}
+	good.Value = strings.Repeat("v", store.MaxValueLen)
+	if err := good.Validate(); err != nil {
+		t.Fatalf("Validate(longest value) = %v", err)
+	}
 	good.Generation = ^store.Token(0)
 	if err := good.Validate(); err != nil {
 		t.Fatalf("Validate(largest generation) = %v", err)
@@ -136,6 +162,9 @@ func TestSnapshotValidate(t *testing.T) {
 		{"no start time", "holder", `"startTime": missing`, func(s *store.Snapshot) { s.Holder.StartTime = 0 }},
 		{"ttl 0", "ttl", "0s is not positive", func(s *store.Snapshot) { s.TTL = 0 }},
 		{"negative ttl", "ttl", "-5s is not positive", func(s *store.Snapshot) { s.TTL = -5 * time.Second }},
+		{"long value", "value", "1025 bytes, more than 1024", func(s *store.Snapshot) { s.Value = strings.Repeat("v", store.MaxValueLen+1) }},
+		{"NUL in value", "value", "contains NUL", func(s *store.Snapshot) { s.Value = "a\x00" }},
+		{"value not UTF-8", "value", "not valid UTF-8", func(s *store.Snapshot) { s.Value = "\xc3" }},
 	} {
 		s := sampleSnapshot()
 		tt.change(&s)

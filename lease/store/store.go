@@ -100,20 +100,28 @@ const MaxKeyLen = 256
 // allowed, '/' and ".." included. It returns a *KeyError; repositories
 // use it to refuse the keys every repository refuses.
 func ValidateKey(key string) error {
-	var reason string
-	switch {
-	case key == "":
+	reason := textFault(key, MaxKeyLen)
+	if key == "" {
 		reason = "empty"
-	case len(key) > MaxKeyLen:
-		reason = fmt.Sprintf("%d bytes, more than %d", len(key), MaxKeyLen)
-	case strings.IndexByte(key, 0) >= 0:
-		reason = "contains NUL"
-	case !utf8.ValidString(key):
-		reason = "not valid UTF-8"
-	default:
+	}
+	if reason == "" {
 		return nil
 	}
 	return &KeyError{Key: key, Reason: reason}
+}
+
+// textFault says why s is no text that every store keeps as it is (at
+// most maxLen bytes of valid UTF-8 without NUL), or "".
+func textFault(s string, maxLen int) string {
+	switch {
+	case len(s) > maxLen:
+		return fmt.Sprintf("%d bytes, more than %d", len(s), maxLen)
+	case strings.IndexByte(s, 0) >= 0:
+		return "contains NUL"
+	case !utf8.ValidString(s):
+		return "not valid UTF-8"
+	}
+	return ""
 }
 
 // FenceWatcher is implemented by repositories whose fence can be lost
