@@ -16,6 +16,7 @@ import (
 type MemoryRepository struct {
 	mu      sync.Mutex
 	records map[string]store.Record
+	freed   map[string]map[chan struct{}]struct{} // the watches of each key
 	fences  keylock.Locks
 }
 
@@ -23,6 +24,7 @@ var (
 	_ store.Repository = (*MemoryRepository)(nil)
 	_ store.BatchSaver = (*MemoryRepository)(nil)
 	_ store.Lister     = (*MemoryRepository)(nil)
+	_ store.Watcher    = (*MemoryRepository)(nil)
 )
 
 // NewMemoryRepository returns an empty repository.
@@ -79,7 +81,44 @@ func (m *MemoryRepository) saveLocked(key string, s store.Snapshot, expected sto
 	// read back from storage.
 	s.RenewedAt = s.RenewedAt.Round(0)
 	m.records[key] = store.Record{Snapshot: s, Revision: next}
+	if s.Released {
+		for c := range m.freed[key] {
+			select {
+			case c <- struct{}{}:
+			default:
+			}
+		}
+	}
 	return next, nil
+}
+
+// WatchFreed wakes freed after each tombstone of key saved in this
+// repository.
+func (m *MemoryRepository) WatchFreed(ctx context.Context, key string) (<-chan struct{}, func(), error) {
+	if err := check.Call(ctx, key); err != nil {
+		return nil, nil, err
+	}
+	c := make(chan struct{}, 1)
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.freed == nil {
+		m.freed = map[string]map[chan struct{}]struct{}{}
+	}
+	if m.freed[key] == nil {
+		m.freed[key] = map[chan struct{}]struct{}{}
+	}
+	m.freed[key][c] = struct{}{}
+	var once sync.Once
+	return c, func() {
+		once.Do(func() {
+			m.mu.Lock()
+			defer m.mu.Unlock()
+			delete(m.freed[key], c)
+			if len(m.freed[key]) == 0 {
+				delete(m.freed, key)
+			}
+		})
+	}, nil
 }
 
 // Fence holds key's fence against the other goroutines of this

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/rivus/collab/lease/store"
 	"github.com/rivus/collab/platform"
 )
 
@@ -13,17 +14,22 @@ import (
 // it, until ctx ends: then it holds nothing and returns the cause, as a
 // *WaitError that also carries the last attempt's refusal when the wait
 // ended between attempts (an attempt cut short returns what Acquire
-// does). It tries again every TTL/10 or so (this manager's TTL, with
-// jitter, so that waiters of several processes do not try in step): it
-// takes the lease soon after the holder releases it or is proven dead,
-// and takes a silent holder over once the TTL has passed since this
-// manager first saw the holder's record, as Acquire does. Any error other
-// than a *HeldError ends the wait and is returned. opts are Acquire's.
-// Its waits are timers
-// of the manager's loop; Close ends them with ErrClosed.
+// does). A repository that can tell when the key is freed
+// (store.Watcher: every repository of this module, on Linux for SQLite
+// and files) wakes it the moment a release's or a break's tombstone is
+// saved, in this process or another. It also tries again every TTL/10 or
+// so (this manager's TTL, with jitter, so that waiters of several
+// processes do not try in step): that is how it takes over a holder that
+// stopped without a tombstone, at once when proven dead, and once the
+// TTL has passed since this manager first saw its record when silent,
+// as Acquire does. Any error other than a *HeldError ends the wait and is
+// returned. opts are Acquire's. Its waits are timers of the manager's
+// loop; Close ends them with ErrClosed.
 func (m *Manager) AcquireWait(ctx context.Context, key string, opts ...AcquireOption) (*Lease, error) {
 	// Between a twentieth and a tenth of the TTL, at least a millisecond.
 	wait := platform.Backoff{First: max(m.cfg.TTL/10, 2*time.Millisecond), Jitter: true}
+	freed, stop := m.watchFreed(ctx, key)
+	defer stop()
 	m.mu.Lock()
 	m.trying++
 	m.mu.Unlock()
@@ -37,10 +43,23 @@ func (m *Manager) AcquireWait(ctx context.Context, key string, opts ...AcquireOp
 			m.mu.Unlock()
 			return h, err
 		}
-		if err := m.sleep(ctx, wait.Next()); err != nil {
+		if err := m.sleep(ctx, wait.Next(), freed); err != nil {
 			return nil, &WaitError{Err: err, Last: held}
 		}
 	}
+}
+
+// watchFreed watches key's tombstones, if the repository can
+// (store.Watcher), before the first attempt, so that no release after
+// it goes unheard. It returns a nil channel, which never receives, when
+// the repository cannot; the waiter polls then.
+func (m *Manager) watchFreed(ctx context.Context, key string) (<-chan struct{}, func()) {
+	if w, ok := m.cfg.Repository.(store.Watcher); ok {
+		if freed, stop, err := w.WatchFreed(ctx, key); err == nil {
+			return freed, stop
+		}
+	}
+	return nil, func() {}
 }
 
 // sleeper is a wait on the timer loop: of AcquireWait (wake), or of a
@@ -51,10 +70,11 @@ type sleeper struct {
 	expire func()        // called by the loop at at, instead
 }
 
-// sleep waits d on the manager's timer loop, or until ctx ends or the
-// manager closes; it counts the caller's attempt as over meanwhile, and
-// the loop that wakes it counts it as begun again.
-func (m *Manager) sleep(ctx context.Context, d time.Duration) error {
+// sleep waits d on the manager's timer loop, or until freed receives
+// (a nil freed never does), ctx ends or the manager closes; it counts
+// the caller's attempt as over meanwhile, and the loop or the wake by
+// freed counts it as begun again.
+func (m *Manager) sleep(ctx context.Context, d time.Duration, freed <-chan struct{}) error {
 	s := &sleeper{wake: make(chan struct{})}
 	m.mu.Lock()
 	s.at = m.now() + d
@@ -66,6 +86,7 @@ func (m *Manager) sleep(ctx context.Context, d time.Duration) error {
 	var err error
 	select {
 	case <-s.wake:
+	case <-freed:
 	case <-ctx.Done():
 		err = context.Cause(ctx)
 	case <-m.stop:
@@ -74,8 +95,11 @@ func (m *Manager) sleep(ctx context.Context, d time.Duration) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	switch i := slices.Index(m.sleepers, s); {
-	case i >= 0: // not woken
+	case i >= 0: // not woken by the loop
 		m.sleepers = slices.Delete(m.sleepers, i, i+1)
+		if err == nil { // but by a tombstone: the attempt begins now
+			m.trying++
+		}
 	case err != nil: // woken, but the ctx or Close came first
 		m.trying--
 		m.changedLocked()

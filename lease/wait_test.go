@@ -44,25 +44,39 @@ func waitSleeping(t *testing.T, m *lease.Manager, got <-chan acquired) {
 	}
 }
 
-// TestAcquireWaitAfterRelease: a waiter takes the lease within a tenth of
-// the TTL after its holder releases it.
+// TestAcquireWaitAfterRelease: a waiter is woken by its holder's release
+// and takes the lease with the clock standing still, on every repository
+// that watches tombstones (store.Watcher); on one that does not, it
+// takes it within a tenth of the TTL, at its next poll.
 func TestAcquireWaitAfterRelease(t *testing.T) {
-	forKinds(t, func(t *testing.T, f *platformtest.Fake, repo store.Repository) {
-		a, _ := newManager(t, f.Platform, repo)
-		b, _ := newManager(t, f.Platform, repo)
-		h := mustAcquire(t, a, "k")
-		got := waitAsync(t.Context(), b, "k")
-		waitSleeping(t, b, got)
-		settle(t, f.Clock) // the holder's renewal and deadline, and the waiter's next try, wait on the clock
-		if err := h.Close(); err != nil {
-			t.Fatal(err)
-		}
-		advance(f.Clock, ttl/10)
-		r := receive(t, got, "AcquireWait")
-		if r.err != nil || r.h.Token() != h.Token()+1 {
-			t.Fatalf("AcquireWait = %v, %v; want the next generation", r.h, r.err)
-		}
-	})
+	for _, watched := range []bool{true, false} {
+		t.Run(map[bool]string{true: "watched", false: "polled"}[watched], func(t *testing.T) {
+			forKinds(t, func(t *testing.T, f *platformtest.Fake, repo store.Repository) {
+				if _, ok := repo.(store.Watcher); !ok {
+					t.Fatalf("%T does not watch tombstones", repo)
+				}
+				if !watched {
+					repo = struct{ store.Repository }{repo} // hides WatchFreed
+				}
+				a, _ := newManager(t, f.Platform, repo)
+				b, _ := newManager(t, f.Platform, repo)
+				h := mustAcquire(t, a, "k")
+				got := waitAsync(t.Context(), b, "k")
+				waitSleeping(t, b, got)
+				settle(t, f.Clock) // the holder's renewal and deadline, and the waiter's next try, wait on the clock
+				if err := h.Close(); err != nil {
+					t.Fatal(err)
+				}
+				if !watched {
+					advance(f.Clock, ttl/10)
+				}
+				r := receive(t, got, "AcquireWait")
+				if r.err != nil || r.h.Token() != h.Token()+1 {
+					t.Fatalf("AcquireWait = %v, %v; want the next generation", r.h, r.err)
+				}
+			})
+		})
+	}
 }
 
 // TestAcquireWaitTakesOverASilentHolder: a holder that stops renewing is

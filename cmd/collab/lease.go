@@ -298,7 +298,7 @@ func runLeaseRun(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return 1
 	}
 	defer m.Close()
-	l, code := acquireLease(m, *key, *value, *wait, *timeout, *ttl, stderr)
+	l, code := acquireLease(m, st.repo, *key, *value, *wait, *timeout, *ttl, stderr)
 	if l == nil {
 		return code
 	}
@@ -336,7 +336,7 @@ func leaseGrace(grace *time.Duration, given bool, ttl, heartbeat time.Duration) 
 // not answer in that time (a server down, a per-key lock another user
 // holds) fails the command, with --wait too, instead of hanging it or
 // passing for a holder to wait for.
-func acquireLease(m *lease.Manager, key, value string, wait bool, timeout, ttl time.Duration, stderr io.Writer) (*lease.Lease, int) {
+func acquireLease(m *lease.Manager, repo store.Repository, key, value string, wait bool, timeout, ttl time.Duration, stderr io.Writer) (*lease.Lease, int) {
 	ctx, stop := signal.NotifyContext(context.Background(), forwardedSignals...)
 	defer stop()
 	var (
@@ -353,14 +353,17 @@ func acquireLease(m *lease.Manager, key, value string, wait bool, timeout, ttl t
 		if timeout > 0 {
 			wctx, cancel = context.WithTimeoutCause(ctx, timeout, errWaitTimedOut)
 		}
-		// As lease.Manager.AcquireWait polls, between a twentieth and a
-		// tenth of the TTL, but with each attempt bounded.
+		// As lease.Manager.AcquireWait waits: woken by a release where
+		// the store can tell (store.Watcher), and polling between a
+		// twentieth and a tenth of the TTL, but with each attempt bounded.
+		freed, stop := watchFreed(wctx, repo, key)
 		pause := platform.Backoff{Clock: host().GetClock(), First: max(ttl/10, 2*time.Millisecond), Jitter: true}
 		for l, err = attempt(wctx); errors.Is(err, lease.ErrHeld); l, err = attempt(wctx) {
-			if err = pause.Wait(wctx); err != nil {
+			if err = pause.WaitOr(wctx, freed); err != nil {
 				break
 			}
 		}
+		stop()
 		cancel()
 	} else {
 		l, err = attempt(ctx)
@@ -384,6 +387,17 @@ func acquireLease(m *lease.Manager, key, value string, wait bool, timeout, ttl t
 	}
 	fmt.Fprintf(stderr, "collab lease run: %v\n", err)
 	return nil, 1
+}
+
+// watchFreed watches key's tombstones in repo, if it can; a nil channel,
+// which never receives, if not (the wait then polls).
+func watchFreed(ctx context.Context, repo store.Repository, key string) (<-chan struct{}, func()) {
+	if w, ok := repo.(store.Watcher); ok {
+		if freed, stop, err := w.WatchFreed(ctx, key); err == nil {
+			return freed, stop
+		}
+	}
+	return nil, func() {}
 }
 
 // errWaitTimedOut ends a wait that --timeout bounds.

@@ -660,3 +660,55 @@ func TestLeaseRunMakesNoParents(t *testing.T) {
 		t.Fatalf("lease run made %q", got)
 	}
 }
+
+// TestLeaseRunWaitIsWokenByTheRelease: a `lease run --wait` whose TTL
+// makes it poll every minute or so takes the lease as soon as the holder
+// releases it, long before its --timeout, on every store on this host:
+// the release's tombstone wakes it. The test waits for the waiter's watch
+// (its wake file) before it ends the holder, so that the waiter's first
+// attempt has met the holder.
+func TestLeaseRunWaitIsWokenByTheRelease(t *testing.T) {
+	for name, store := range stores(t) {
+		t.Run(name, func(t *testing.T) {
+			timing := []string{"--ttl", "10m", "--heartbeat", "1m"}
+			end := holdLease(t, append([]string{"--store", store, "--key", "k"}, timing...)...)
+			done := make(chan struct{})
+			var (
+				code         int
+				out, errText string
+			)
+			go func() {
+				defer close(done)
+				args := append([]string{"lease", "run", "--store", store, "--key", "k", "--wait", "--timeout", "20s"}, timing...)
+				code, out, errText = runCLI(t, "", append(args, "--", "echo", "ran")...)
+			}()
+			wake := wakeFile(store, "k")
+			for {
+				if _, err := os.Stat(wake); err == nil {
+					break
+				}
+				select {
+				case <-done:
+					t.Fatalf("the waiter ended before it watched: exit %d, stderr %q", code, errText)
+				case <-time.After(5 * time.Millisecond): // polls the file system: nothing tells of a file's creation here
+				}
+			}
+			if c := end(); c != 0 {
+				t.Fatalf("holder exit %d", c)
+			}
+			<-done
+			if code != 0 || out != "ran\n" {
+				t.Fatalf("the waiter: exit %d, stdout %q, stderr %q", code, out, errText)
+			}
+		})
+	}
+}
+
+// wakeFile is the file through which a store of the command wakes the
+// waiters of key (a plain key's: no encoding needed).
+func wakeFile(store, key string) string {
+	if dir, ok := strings.CutPrefix(store, "dir:"); ok {
+		return filepath.Join(dir, ".fences", key+".wake")
+	}
+	return store + ".fences/" + key + ".wake"
+}

@@ -53,4 +53,15 @@
 // polls the file: TryLock, then a wait on the platform's clock of 1 ms
 // doubling to 100 ms (with jitter), until the lock is free or the
 // context ends. These locks work on local file systems only, not on NFS.
+//
+// # Waking waiters
+//
+// A release's or a break's tombstone wakes the key's waiters
+// (store.Watcher, lease.Manager.AcquireWait) in every process of the
+// host: its writer notifies the key's wake file in .fences/ (<name>.wake)
+// once the record is replaced, and each waiter watches it
+// (platform.Notifier: inotify on Linux; elsewhere waiters poll). The file
+// is judged on its descriptor as the others are: one planted by another
+// user wakes no one, and its waiters poll. A repository opened read-only
+// watches nothing.
 package file

@@ -27,6 +27,7 @@ type Repository struct {
 	dir    string         // the records
 	locks  *keyfile.Locks // the per-key write locks
 	fences *keyfile.Locks
+	wakes  *keyfile.Wakes // in the fences' directory; nil when read-only
 }
 
 var (
@@ -88,6 +89,7 @@ func Open(p *platform.Platform, dir string) (*Repository, error) {
 		dir:    dir,
 		locks:  keyfile.NewLocks(p.FS, clock, locksDir, lockSuffix, "save"),
 		fences: keyfile.NewLocks(p.FS, clock, fencesDir, keyfile.FenceSuffix, "fence"),
+		wakes:  keyfile.NewWakes(p.FS, fencesDir),
 	}, nil
 }
 
@@ -168,8 +170,21 @@ func (r *Repository) Save(ctx context.Context, key string, s store.Snapshot, exp
 	if err := r.fs.WriteFileAtomic(path, data, keyfile.FilePerm); err != nil {
 		return 0, &store.RepositoryError{Op: "save", Key: key, Err: err}
 	}
+	if s.Released {
+		r.wakes.Freed(key)
+	}
 	return next, nil
 }
+
+// WatchFreed wakes freed after each tombstone of key saved by any
+// process of this host, through key's wake file in the fences'
+// directory (on Linux; elsewhere, and on a repository opened read-only,
+// which creates nothing, it fails, and waiters poll).
+func (r *Repository) WatchFreed(ctx context.Context, key string) (<-chan struct{}, func(), error) {
+	return r.wakes.WatchFreed(ctx, key)
+}
+
+var _ store.Watcher = (*Repository)(nil)
 
 // Fence holds key's fence file until unlock.
 func (r *Repository) Fence(ctx context.Context, key string) (func(), error) {

@@ -59,8 +59,9 @@ import (
 // nothing), published values (kept whole, changed and cleared from save
 // to save), contexts that have ended, fences (exclusion, cancelled waits,
 // idempotent unlock, a holder whose context ends and whose waiters give
-// up, as when its lease is lost), and, if the repository implements
-// store.BatchSaver, batches.
+// up, as when its lease is lost), if the repository implements
+// store.BatchSaver, batches, and if it implements store.Watcher (and can
+// watch), that a tombstone wakes the watch of its key and only of it.
 func Run(t *testing.T, open func(t *testing.T) store.Repository) {
 	t.Helper()
 	run(t, open)
@@ -76,7 +77,8 @@ func Run(t *testing.T, open func(t *testing.T) store.Repository) {
 // save through one handle while another saves, and checks that a fence
 // held through one handle, or in another process (see the package
 // documentation), keeps the others out until it is unlocked, and until
-// its process is killed, which must free it.
+// its process is killed, which must free it, and that a tombstone saved
+// through one handle wakes a watch through another.
 func RunShared(t *testing.T, open func(t *testing.T, dir string) store.Repository) {
 	t.Helper()
 	if dir := os.Getenv(holderEnv); dir != "" {
@@ -89,6 +91,7 @@ func RunShared(t *testing.T, open func(t *testing.T, dir string) store.Repositor
 		{"ConcurrentSavesHandles", testConcurrentSavesHandles},
 		{"InterleavedSavesHandles", testInterleavedSavesHandles},
 		{"FenceOtherHandle", testFenceOtherHandle},
+		{"WatchFreedHandles", testWatchFreedHandles},
 		{otherProcess, testFenceOtherProcess},
 	} {
 		t.Run(tc.name, func(t *testing.T) { tc.test(t, t.TempDir(), open) })
@@ -108,6 +111,7 @@ func run(t *testing.T, open func(t *testing.T) store.Repository) {
 		{"InvalidKeys", testInvalidKeys},
 		{"InvalidSnapshots", testInvalidSnapshots},
 		{"PublishedValue", testPublishedValue},
+		{"WatchFreed", testWatchFreed},
 		{"EndedContext", testEndedContext},
 		{"ConcurrentSavesOneWins", testConcurrentSavesOneWins},
 		{"InterleavedSavesOneWins", testInterleavedSavesOneWins},

@@ -181,6 +181,10 @@ func (r foldKeys) Save(ctx context.Context, key string, s store.Snapshot, expect
 	return r.MemoryRepository.Save(ctx, strings.ToLower(key), s, expected)
 }
 
+func (r foldKeys) WatchFreed(ctx context.Context, key string) (<-chan struct{}, func(), error) {
+	return r.MemoryRepository.WatchFreed(ctx, strings.ToLower(key))
+}
+
 // anyKey accepts every key by storing it hex-encoded.
 type anyKey struct{ *lease.MemoryRepository }
 
@@ -194,6 +198,10 @@ func (r anyKey) Save(ctx context.Context, key string, s store.Snapshot, expected
 
 func (r anyKey) Fence(ctx context.Context, key string) (func(), error) {
 	return r.MemoryRepository.Fence(ctx, "k"+hex.EncodeToString([]byte(key)))
+}
+
+func (r anyKey) WatchFreed(ctx context.Context, key string) (<-chan struct{}, func(), error) {
+	return r.MemoryRepository.WatchFreed(ctx, "k"+hex.EncodeToString([]byte(key)))
 }
 
 // noContext ignores its callers' contexts in Load and Save. (A Fence that

@@ -90,6 +90,18 @@
 // only one of them polls. Two keys whose hashes collide share a fence,
 // which costs waiting, never safety.
 //
+// # Waking waiters
+//
+// A release's or a break's tombstone wakes the key's waiters
+// (store.Watcher, lease.Manager.AcquireWait) on every host: once the
+// save has committed, its writer sends NOTIFY on the table's channel
+// (collab_leases_ and a hash of the table's name) with the key, and a
+// repository that watches LISTENs on one connection of its own while
+// anything is watched. A notification lost (the writer died between its
+// save and its notification, or the listening connection broke) leaves
+// its waiters to their polling. LISTEN needs no privilege, so a role
+// that may only SELECT can wait too.
+//
 // # Hosts
 //
 // The manager cannot probe processes of another host (another boot id):

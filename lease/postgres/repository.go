@@ -18,7 +18,8 @@ import (
 type Repository struct {
 	pool   *pgxpool.Pool // loads and saves
 	fences *fences
-	where  string // the database and table, for messages
+	listen *listener // the watches of tombstones (WatchFreed)
+	where  string    // the database and table, for messages
 	q      queries
 
 	lastHolder atomic.Pointer[string] // the holder that parses accepted last
@@ -115,6 +116,7 @@ func setup(ctx context.Context, pool *pgxpool.Pool, cfg *pgxpool.Config, o optio
 	return &Repository{
 		pool:   pool,
 		fences: &fences{pool: fencePool, clock: o.clock, space: table.Sanitize()},
+		listen: &listener{channel: channelOf(table.Sanitize()), config: cfg.ConnConfig},
 		where:  where,
 		q:      newQueries(table.Sanitize(), found),
 	}, nil
@@ -123,6 +125,7 @@ func setup(ctx context.Context, pool *pgxpool.Pool, cfg *pgxpool.Config, o optio
 // Close closes both pools, waiting for connections in use to come back:
 // unlock every fence and end every call first.
 func (r *Repository) Close() error {
+	r.listen.close()
 	r.pool.Close()
 	r.fences.pool.Close()
 	return nil

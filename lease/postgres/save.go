@@ -50,6 +50,15 @@ func (r *Repository) Save(ctx context.Context, key string, s store.Snapshot, exp
 	if err := check.Save(ctx, key, s); err != nil {
 		return 0, err
 	}
+	rev, err := r.save(ctx, key, s, expected)
+	if err == nil && s.Released {
+		r.notifyFreed(ctx, key)
+	}
+	return rev, err
+}
+
+// save is Save, without the notification of a tombstone.
+func (r *Repository) save(ctx context.Context, key string, s store.Snapshot, expected store.Revision) (store.Revision, error) {
 	query, args := r.saveQuery(key, s, expected)
 	var rev int64
 	err := r.pool.QueryRow(ctx, query, args...).Scan(&rev)
@@ -198,6 +207,11 @@ func (r *Repository) SaveBatch(ctx context.Context, writes []store.Write) ([]sto
 	if err != nil {
 		clear(revs)
 		check.Fill(errs, failOnce(ctx, "save batch", "", err))
+	}
+	for i, w := range writes {
+		if errs[i] == nil && w.Snapshot.Released {
+			r.notifyFreed(ctx, w.Key)
+		}
 	}
 	return revs, errs
 }

@@ -68,4 +68,11 @@
 // lease/file names and waits for its own, with the suffix ".fence". They
 // are not SQLite locks, so that a fenced piece of work, however long,
 // never holds the database's write lock.
+//
+// A release's or a break's tombstone wakes the key's waiters
+// (store.Watcher, lease.Manager.AcquireWait) in every process of the
+// host: its writer notifies the key's wake file beside its fence (the
+// suffix ".wake") once the transaction has committed, and each waiter
+// watches it (platform.Notifier: inotify on Linux; elsewhere waiters
+// poll). A repository opened read-only watches nothing.
 package sqlite

@@ -27,6 +27,7 @@ type Repository struct {
 	path   string
 	writer chan struct{} // one writing transaction of this handle at a time
 	fences *keyfile.Locks
+	wakes  *keyfile.Wakes // in the fences' directory; nil when read-only
 	close  func() error
 
 	// selectLease reads a row: the package's, or selectLeaseV2 for a
@@ -204,6 +205,7 @@ func Open(p *platform.Platform, path string) (*Repository, error) {
 		path:        path,
 		writer:      make(chan struct{}, 1),
 		fences:      keyfile.NewLocks(p.FS, p.GetClock(), fencesDir, keyfile.FenceSuffix, "fence"),
+		wakes:       keyfile.NewWakes(p.FS, fencesDir),
 		selectLease: selectLease,
 		prepared:    map[string]*sql.Stmt{},
 	}
@@ -429,6 +431,9 @@ func (r *Repository) Save(ctx context.Context, key string, s store.Snapshot, exp
 		rev, err = r.saveTx(ctx, stmts, key, s, expected)
 		return err
 	})
+	if err == nil && s.Released {
+		r.wakes.Freed(key)
+	}
 	return rev, err
 }
 
@@ -462,8 +467,23 @@ func (r *Repository) SaveBatch(ctx context.Context, writes []store.Write) ([]sto
 		clear(revs)
 		check.Fill(errs, err)
 	}
+	for i, w := range writes {
+		if errs[i] == nil && w.Snapshot.Released {
+			r.wakes.Freed(w.Key)
+		}
+	}
 	return revs, errs
 }
+
+// WatchFreed wakes freed after each tombstone of key saved by any
+// process of this host, through key's wake file in the fences'
+// directory (on Linux; elsewhere, and on a repository opened read-only,
+// which creates nothing, it fails, and waiters poll).
+func (r *Repository) WatchFreed(ctx context.Context, key string) (<-chan struct{}, func(), error) {
+	return r.wakes.WatchFreed(ctx, key)
+}
+
+var _ store.Watcher = (*Repository)(nil)
 
 // saveTx compares and writes one record inside stmts' transaction. It
 // never writes over a row that Load would refuse: that is a

@@ -142,3 +142,20 @@ type Lister interface {
 	// Keys returns every key with a record, sorted.
 	Keys(ctx context.Context) ([]string, error)
 }
+
+// Watcher is implemented by repositories that can tell a waiter that a
+// key's record may have been freed: a tombstone (a release, or an
+// operator's break) saved by any handle on the same storage, in this
+// process or, where the storage can tell, in others. lease.Manager's
+// AcquireWait then tries again at once rather than at its next poll.
+// A wake is a hint: the waiter reads and claims through the repository as
+// ever, and polls as well, for the holders that stop without a tombstone
+// (a dead or silent one).
+type Watcher interface {
+	// WatchFreed returns a channel that receives after each tombstone of
+	// key saved after WatchFreed returned, until stop (idempotent). Wakes
+	// that find the channel full coalesce, and a wake may come without a
+	// tombstone. An error means the repository cannot watch key now, and
+	// the caller polls.
+	WatchFreed(ctx context.Context, key string) (freed <-chan struct{}, stop func(), err error)
+}

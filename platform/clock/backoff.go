@@ -31,7 +31,12 @@ type Backoff struct {
 // Wait waits for the next delay to pass, and returns nil; or for ctx to
 // end first, and returns context.Cause(ctx), leaving the next delay as it
 // was.
-func (b *Backoff) Wait(ctx context.Context) error {
+func (b *Backoff) Wait(ctx context.Context) error { return b.WaitOr(ctx, nil) }
+
+// WaitOr is Wait that also returns nil early, leaving the next delay as
+// it was, when wake receives (a nil wake never does): for a poll that
+// something may wake sooner, as a release's notification does.
+func (b *Backoff) WaitOr(ctx context.Context, wake <-chan struct{}) error {
 	d := b.draw()
 	if b.timer == nil {
 		c := b.Clock
@@ -45,6 +50,9 @@ func (b *Backoff) Wait(ctx context.Context) error {
 	select {
 	case <-b.timer.C():
 		b.grow()
+		return nil
+	case <-wake:
+		b.timer.Stop()
 		return nil
 	case <-ctx.Done():
 		b.timer.Stop()

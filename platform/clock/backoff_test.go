@@ -183,3 +183,24 @@ func TestBackoffNext(t *testing.T) {
 		t.Errorf("Next armed %d timers", n)
 	}
 }
+
+// TestBackoffWaitOrWake: a wake ends WaitOr at once, with nil, without
+// the clock moving, stops its timer, and leaves the next delay as it was.
+func TestBackoffWaitOrWake(t *testing.T) {
+	c := platformtest.NewClock()
+	b := clock.Backoff{Clock: c, First: time.Millisecond, Max: time.Second}
+	wake := make(chan struct{}, 1)
+	done := make(chan error, 1)
+	go func() { done <- b.WaitOr(t.Context(), wake) }()
+	if err := c.WaitForTimers(t.Context(), 1); err != nil {
+		t.Fatal(err)
+	}
+	wake <- struct{}{}
+	if err := (waited{done}).result(t); err != nil {
+		t.Fatalf("WaitOr woken = %v, want nil", err)
+	}
+	if n := c.Pending(); n != 0 {
+		t.Fatalf("%d timers pending after the wake, want 0", n)
+	}
+	expectWait(t, c, startWait(t.Context(), t, c, &b), time.Millisecond)
+}
