@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/rivus/collab/fsm"
+	"github.com/rivus/collab/internal/sqliteos"
 	"github.com/rivus/collab/platform"
 	"github.com/rivus/collab/platform/platformtest"
 	"github.com/rivus/collab/platform/sqlite"
@@ -208,7 +209,8 @@ func TestAcquirePolicyFamily(t *testing.T) {
 	}
 }
 
-// A nil platform is sqlite.OS(): the lock is a SQLite database, and the
+// In a program that links platform/sqlite, as this test binary does, a
+// nil platform is sqlite.OS(): the lock is a SQLite database, and the
 // callers that pass nil or sqlite.OS() take turns in one queue.
 func TestNilPlatformIsSQLiteOS(t *testing.T) {
 	ctx := context.Background()
@@ -219,6 +221,9 @@ func TestNilPlatformIsSQLiteOS(t *testing.T) {
 	}
 	if held, err := IsHeld(ctx, nil, path); err != nil || !held {
 		t.Fatalf("IsHeld(nil platform) = %v, %v; want true", held, err)
+	}
+	if r, err := Inspect(ctx, nil, path); err != nil || !r.Held || !sameHolder(r.Holder, l.Holder()) {
+		t.Fatalf("Inspect(nil platform) = %+v, %v; want held by %s", r, err, describe(l.Holder()))
 	}
 	_, err = Acquire(ctx, sqlite.OS(), path, Options{})
 	var he *HeldError
@@ -233,6 +238,69 @@ func TestNilPlatformIsSQLiteOS(t *testing.T) {
 	data, err := os.ReadFile(path)
 	if err != nil || !strings.HasPrefix(string(data), "SQLite format 3\x00") {
 		t.Fatalf("the lock file is not a SQLite database (%v)", err)
+	}
+}
+
+// unlinkSQLite makes the rest of the test run as a program that does not
+// link platform/sqlite, which this test binary does: what its init
+// registered is taken back until the test ends.
+func unlinkSQLite(t *testing.T) {
+	registered := sqliteos.OS
+	sqliteos.OS = nil
+	t.Cleanup(func() { sqliteos.OS = registered })
+}
+
+// In a program that does not link platform/sqlite, a nil platform, which
+// means the SQLite mode, is an *ArgError from each entry point, whatever
+// the context, saying how to choose a mode; nothing is created. The
+// lock-file mode, platform.OS(), needs no SQLite.
+func TestNilPlatformWithoutSQLiteIsArgError(t *testing.T) {
+	unlinkSQLite(t)
+	dir := t.TempDir()
+	path := filepath.Join(dir, "daemon.lock")
+	done, cancel := context.WithCancel(context.Background())
+	cancel()
+	for _, ctx := range []context.Context{context.Background(), done} {
+		check := func(call string, err error) {
+			t.Helper()
+			var ae *ArgError
+			if !errors.As(err, &ae) || ae.Arg != "Platform" || ae.Reason != nilWithoutSQLite {
+				t.Errorf("%s with a nil platform and no SQLite linked = %v, want an *ArgError on Platform: %s", call, err, nilWithoutSQLite)
+			}
+		}
+		l, err := Acquire(ctx, nil, path, Options{Wait: true})
+		if l != nil {
+			t.Error("Acquire with a nil platform and no SQLite linked returned a lock")
+		}
+		check("Acquire", err)
+		held, err := IsHeld(ctx, nil, path)
+		if held {
+			t.Error("IsHeld with a nil platform and no SQLite linked = true")
+		}
+		check("IsHeld", err)
+		r, err := Inspect(ctx, nil, path)
+		if r != (Report{}) {
+			t.Errorf("Inspect with a nil platform and no SQLite linked = %+v", r)
+		}
+		check("Inspect", err)
+	}
+	for _, what := range []string{"github.com/rivus/collab/platform/sqlite", "platform.OS()", "lock-file mode"} {
+		if !strings.Contains(nilWithoutSQLite, what) {
+			t.Errorf("the error %q does not say %q", nilWithoutSQLite, what)
+		}
+	}
+	if got := listing(t, dir); len(got) != 0 {
+		t.Errorf("calls with a nil platform and no SQLite linked created %v", got)
+	}
+	l, err := Acquire(context.Background(), platform.OS(), path, Options{})
+	if err != nil {
+		t.Fatalf("Acquire in lock-file mode without SQLite linked: %v", err)
+	}
+	if got := readStamp(t, path); !sameHolder(&got, l.Holder()) {
+		t.Errorf("the lock file holds %s, want this process %s", got, describe(l.Holder()))
+	}
+	if err := l.Release(); err != nil {
+		t.Fatal(err)
 	}
 }
 

@@ -42,6 +42,19 @@ type busyError struct {
 
 func (e *busyError) Error() string { return "plock: lock is held by another process" }
 
+// writeLockedError is a busyError the kernel answered before SQLite was
+// opened: another process has a write lock on SQLite's lock bytes, so it
+// holds the lock or is taking it. The first attempt's busy wait is for a
+// check in progress (a read lock), not for this: no try waits it out.
+type writeLockedError struct{ busy *busyError }
+
+func (e *writeLockedError) Error() string {
+	return e.busy.Error() + " (the kernel names its write lock)"
+}
+
+// Unwrap makes errors.As find the busyError and its holder.
+func (e *writeLockedError) Unwrap() error { return e.busy }
+
 // backendFor picks SQLite when the platform has it, else the lock file.
 func backendFor(p *platform.Platform, path string) backend {
 	if p.SQLite != nil {

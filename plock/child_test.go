@@ -38,6 +38,12 @@ const (
 	// O_EXCL, checks that the lock's stamp names it, and removes the
 	// marker before releasing.
 	helperStress = "stress"
+	// helperCheck holds a check in progress: a read transaction through
+	// SQLite, whose shared lock is what IsHeld takes where it cannot ask
+	// the kernel. It prints "checking" once it holds the shared lock; at
+	// the first line on stdin it ends the transaction, closes the
+	// database, prints "done" and exits.
+	helperCheck = "check"
 )
 
 // Exit statuses of a child.
@@ -57,6 +63,8 @@ func runHelper(mode string) int {
 		err = hold(p, path, os.Stdin, os.Stdout)
 	case helperStress:
 		err = stress(p, path, os.Getenv(markerEnv), os.Getenv(roundsEnv), os.Stdin)
+	case helperCheck:
+		err = check(p, path, os.Stdin, os.Stdout)
 	default:
 		err = fmt.Errorf("unknown mode %q", mode)
 	}
@@ -100,6 +108,32 @@ func hold(p *platform.Platform, path string, stdin io.Reader, stdout io.Writer) 
 		return err
 	}
 	_, err = fmt.Fprintln(stdout, "released")
+	return err
+}
+
+func check(p *platform.Platform, path string, stdin io.Reader, stdout io.Writer) error {
+	db, err := p.SQLite.Open(path, platform.SQLiteOptions{ReadOnly: true})
+	if err != nil {
+		return err
+	}
+	tx, err := db.BeginTx(context.Background(), nil)
+	if err != nil {
+		return errors.Join(err, db.Close())
+	}
+	var n int
+	if err := tx.QueryRow("SELECT count(*) FROM sqlite_master").Scan(&n); err != nil {
+		return errors.Join(err, tx.Rollback(), db.Close())
+	}
+	if _, err := fmt.Fprintln(stdout, "checking"); err != nil {
+		return errors.Join(err, tx.Rollback(), db.Close())
+	}
+	if _, err := bufio.NewReader(stdin).ReadString('\n'); err != nil {
+		return errors.Join(fmt.Errorf("waiting for the end of the check: %w", err), tx.Rollback(), db.Close())
+	}
+	if err := errors.Join(tx.Commit(), db.Close()); err != nil {
+		return err
+	}
+	_, err = fmt.Fprintln(stdout, "done")
 	return err
 }
 

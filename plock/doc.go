@@ -4,11 +4,31 @@
 //
 // A nil *platform.Platform means the operating system, as everywhere in
 // collab; here that is sqlite.OS() of platform/sqlite: the SQLite mode,
-// the default of the reference.
+// the default of the reference, in every program that links that
+// package. In a program that does not, a nil platform is an *ArgError
+// saying how to choose a mode (below): never the lock-file mode, so that
+// two programs that both pass nil never lock one path in two modes.
 // platform.OS() has no SQLite, so it takes the lock file mode. A platform
 // without its FS or Process, or an Options.Policy of another family, is an
 // *ArgError naming the argument, returned before the call looks at its
 // context or touches any file.
+//
+// # Choosing a mode, and what it links
+//
+// plock does not import platform/sqlite, so a program links SQLite
+// (modernc.org/sqlite: a plock program that links it is some 10.6 MB, one
+// that takes only lock files some 4 MB) only if it asks for it. A
+// program that wants the SQLite mode passes sqlite.OS(), or nil; nil
+// works once platform/sqlite is linked by any import: directly, through
+// lease/sqlite, or, in a program that uses nothing else of it, by
+//
+//	import _ "github.com/rivus/collab/platform/sqlite"
+//
+// which registers sqlite.OS() with plock as the package initialises. A
+// program that wants lock files passes platform.OS() and links no SQLite;
+// every program that takes that lock must then pass a platform without
+// SQLite too (collab lock --lock-file), since a lock file and a SQLite
+// lock at one path do not exclude each other.
 //
 // A held lock is a *HeldError naming the holder when known; every one
 // matches [ErrHeld] with errors.Is.
@@ -68,16 +88,38 @@
 // lock on SQLite's lock bytes: held, or being taken. It takes no lock, so
 // no Acquire ever meets it. The query cannot see this process's own
 // locks, which the turns know: IsHeld asks them before and after, for
-// every opener of the path. The descriptor it queries through stays open
-// for the life of the process, one per lock path (a new one when the file
-// is replaced): closing it would drop this process's POSIX locks on the
-// file, and with them a holder's in this process. With another SQLite, or
+// every opener of the path. The descriptor it queries through (Acquire's
+// too, below) stays open for the life of the process, one per lock path
+// (a new one when the file is replaced): closing it would drop this
+// process's POSIX locks on the file, and with them a holder's in this
+// process. With another SQLite, or
 // on windows, IsHeld makes one attempt at a shared lock through SQLite,
 // with no busy timeout and no retries, and reads no identity; the first
 // attempt of an Acquire running at the same moment waits out such a check
 // (a 10 ms busy timeout, then a few more tries), and later retries of a
 // waiting Acquire, which have none, find the free lock busy and get it
 // after another backoff.
+//
+// # A refused attempt
+//
+// That busy wait is for a check, not for a holder. So with the operating
+// system's SQLite on unix, each attempt first asks the kernel the same
+// question (F_GETLK, on the same descriptor, opened without following a
+// link and checked to be a regular file, after the checks of the
+// directory and files below): a write lock of another process on
+// SQLite's lock bytes (the holder's over all of them, in
+// locking_mode=EXCLUSIVE; a taker's on the pending and reserved bytes)
+// refuses the attempt at once, naming the holder from its .holder stamp,
+// without opening SQLite: a refusal takes some tens of microseconds, not
+// the first attempt's tries of 10 ms. A read lock there is a check in
+// progress, which the attempt goes on to wait out as above. The answer is
+// a hint: a holder that comes after it still meets SQLite's own lock and
+// refuses the attempt there, after the busy wait. The query cannot see
+// this process's own locks: a holder here through another SQLite value is
+// met in SQLite, and one through the same value in the turns, first. With
+// another SQLite, or on windows,
+// every attempt asks SQLite: a refusal there takes the busy wait of each
+// of the first attempt's tries, some 45 ms.
 //
 // # Limits
 //

@@ -53,9 +53,10 @@ func (e *StampError) Error() string {
 func (e *StampError) Unwrap() error { return e.Err }
 
 // ArgError reports an argument that Acquire, IsHeld or Inspect cannot
-// take: a platform without the FS or Process it requires, or
-// an Options field such as a Policy of another family. It is returned
-// before the call looks at its context or touches any file.
+// take: a platform without the FS or Process it requires, a nil platform
+// in a program that does not link platform/sqlite (nil means the SQLite
+// mode), or an Options field such as a Policy of another family. It is
+// returned before the call looks at its context or touches any file.
 type ArgError struct {
 	// Arg names the argument: "Platform", or the Options field ("Policy").
 	Arg    string

@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"github.com/rivus/collab/fsm"
+	"github.com/rivus/collab/internal/sqliteos"
 	"github.com/rivus/collab/platform"
-	"github.com/rivus/collab/platform/sqlite"
 	"github.com/rivus/collab/policy"
 )
 
@@ -51,7 +51,8 @@ const (
 )
 
 // The first attempt waits out a concurrent IsHeld: SQLite's busy timeout,
-// then a few more tries.
+// then a few more tries. Only a check: a holder the kernel names (a write
+// lock on SQLite's lock bytes) is refused without them.
 const (
 	firstBusyTimeout = 10 * time.Millisecond
 	firstTries       = 4
@@ -128,8 +129,9 @@ func (l *Lock) Close() error { return l.Release() }
 // caller must release. A ctx that ends while the call attempts the
 // lock takes effect after the attempt: an attempt that took the lock
 // returns it, as golang.org/x/sync's semaphore does. A nil p is
-// sqlite.OS() of platform/sqlite. A p without FS or Process, or an
-// opts.Policy of another family, is an *ArgError.
+// sqlite.OS() of platform/sqlite, the SQLite mode, in a program that links
+// that package, and an *ArgError in one that does not. A p without FS or
+// Process, or an opts.Policy of another family, is an *ArgError.
 func Acquire(ctx context.Context, p *platform.Platform, path string, opts Options) (*Lock, error) {
 	p, err := checkPlatform(p)
 	if err != nil {
@@ -180,7 +182,7 @@ func measureCall(m Metrics, ctx context.Context, err error, took time.Duration) 
 // holds the lock at path, without taking it and without writing anything.
 // It looks at ctx once, before it starts, and never waits. The answer may
 // be stale by the time it arrives: only Acquire decides who holds the lock.
-// A nil p is sqlite.OS(); a p without FS or Process is an *ArgError.
+// A nil p is as in Acquire; a p without FS or Process is an *ArgError.
 func IsHeld(ctx context.Context, p *platform.Platform, path string) (bool, error) {
 	p, err := checkPlatform(p)
 	if err != nil {
@@ -221,18 +223,45 @@ func turnPolicy(p policy.Policy) (policy.Policy, error) {
 	return p, nil
 }
 
-// checkPlatform returns p, sqlite.OS() for a nil p, or an *ArgError
-// unless p has what every call uses.
+// checkPlatform returns p, what a nil p means (nilPlatform), or an
+// *ArgError unless p has what every call uses.
 func checkPlatform(p *platform.Platform) (*platform.Platform, error) {
 	switch {
 	case p == nil:
-		return sqlite.OS(), nil
+		return nilPlatform()
 	case p.FS == nil:
 		return nil, &ArgError{"Platform", "has no FS"}
 	case p.Process == nil:
 		return nil, &ArgError{"Platform", "has no Process"}
 	}
 	return p, nil
+}
+
+// nilPlatform is what a nil platform means: the SQLite mode, the
+// reference's default, in every program, so that two programs that pass
+// nil never lock one path in two modes. plock does not import
+// platform/sqlite, so that a program that takes only lock files links no
+// SQLite; platform/sqlite registers its OS as it initialises. A program
+// that does not link it is told how to choose a mode.
+func nilPlatform() (*platform.Platform, error) {
+	if sqliteos.OS == nil {
+		return nil, &ArgError{"Platform", nilWithoutSQLite}
+	}
+	return sqliteos.OS(), nil
+}
+
+// nilWithoutSQLite is why a nil platform is refused, and what to do.
+const nilWithoutSQLite = "is nil, which means the SQLite mode, and this program links no SQLite: " +
+	`import "github.com/rivus/collab/platform/sqlite" (a blank import will do) for the SQLite mode, ` +
+	"or pass platform.OS() for the lock-file mode, which every user of the lock must then take"
+
+// osSQLite is platform/sqlite's SQLite (modernc.org/sqlite), or nil in a
+// program that does not link it.
+func osSQLite() platform.SQLite {
+	if sqliteos.OS == nil {
+		return nil
+	}
+	return sqliteos.OS().SQLite
 }
 
 // opener is what decides which callers share turns: the platform's SQLite,
@@ -338,7 +367,7 @@ func (a *acquisition) attempt(t *task) policy.Outputs {
 	}
 	if a.attempts == 0 {
 		for range firstTries {
-			if h, err = a.b.attempt(ctx, a.self, firstBusyTimeout); !isBusy(err) {
+			if h, err = a.b.attempt(ctx, a.self, firstBusyTimeout); !mayBeACheck(err) {
 				break
 			}
 		}
@@ -362,9 +391,15 @@ func (a *acquisition) attempt(t *task) policy.Outputs {
 	return turns.fire(t, trAttemptFailed)
 }
 
-func isBusy(err error) bool {
-	var busy *busyError
-	return errors.As(err, &busy)
+// mayBeACheck reports whether err is a busy lock that another try of the
+// first attempt may find free: a check in progress keeps it busy briefly.
+// A write lock the kernel named is a holder's, or a taker's: not a check.
+func mayBeACheck(err error) bool {
+	var (
+		busy   *busyError
+		locked *writeLockedError
+	)
+	return errors.As(err, &busy) && !errors.As(err, &locked)
 }
 
 // backoff waits before the next attempt, doubling up to maxBackoff.
@@ -403,8 +438,8 @@ type Report struct {
 }
 
 // Inspect is IsHeld for people: it also reads who holds the lock. It
-// writes nothing. A nil p is sqlite.OS(); a p without FS or Process is an
-// *ArgError.
+// writes nothing. A nil p is as in Acquire; a p without FS or Process is
+// an *ArgError.
 func Inspect(ctx context.Context, p *platform.Platform, path string) (Report, error) {
 	p, err := checkPlatform(p)
 	if err != nil {

@@ -5,5 +5,10 @@ package plock
 // sqliteLockHeld is not used where there are no POSIX locks to query.
 func sqliteLockHeld(string) (bool, int, error) { return false, 0, nil }
 
-// probeSupported: IsHeld opens the database through SQLite here.
+// sqliteWriteLocked is not used where there are no POSIX locks to query:
+// an attempt asks SQLite, with its busy wait.
+func sqliteWriteLocked(string) bool { return false }
+
+// probeSupported: IsHeld opens the database through SQLite here, and an
+// attempt asks SQLite alone.
 const probeSupported = false

@@ -15,19 +15,24 @@ import (
 
 // SQLite's lock bytes (os_unix.c): a holder of the exclusive lock has
 // write locks on the pending, reserved and shared bytes; one taking it
-// has a write lock on the pending byte first.
+// has a write lock on the pending byte first. As /proc/locks shows them: a
+// holder (locking_mode=EXCLUSIVE, BEGIN EXCLUSIVE) "WRITE 1073741824
+// 1073742335", all 512 bytes; a check in progress (a read transaction)
+// "READ 1073741826 1073742335", the 510 shared bytes; a taker that waits
+// for that check "WRITE 1073741824 1073741825", pending and reserved,
+// beside its own read lock on the shared bytes.
 const (
 	sqlitePendingByte = 0x40000000
 	sqliteLockBytes   = 2 + 510 // pending, reserved, shared
 )
 
-// probes holds one read-only descriptor for each lock database IsHeld has
-// looked at, open for the life of the process. Closing a descriptor would
-// drop every POSIX lock this process holds on the file, through any
-// descriptor: an acquisition in this process, started after IsHeld asked
-// the turns, could lose SQLite's lock that way. A descriptor whose file
-// was replaced is retired, still open, while a task of this process holds
-// or takes the lock, and closed otherwise.
+// probes holds one read-only descriptor for each lock database IsHeld, or
+// an attempt's hint, has looked at, open for the life of the process.
+// Closing a descriptor would drop every POSIX lock this process holds on
+// the file, through any descriptor: an acquisition in this process,
+// started after IsHeld asked the turns, could lose SQLite's lock that way.
+// A descriptor whose file was replaced is retired, still open, while a
+// task of this process holds or takes the lock, and closed otherwise.
 var probes struct {
 	sync.Mutex
 	files   map[string]*os.File
@@ -53,12 +58,12 @@ func sqliteLockHeld(path string) (bool, int, error) {
 	if f == nil || err != nil {
 		return false, 0, err
 	}
-	lk := unix.Flock_t{Type: unix.F_RDLCK, Whence: 0, Start: sqlitePendingByte, Len: sqliteLockBytes}
-	if err := unix.FcntlFlock(f.Fd(), unix.F_GETLK, &lk); err != nil {
+	locked, pid, err := writeLockOwner(f)
+	if err != nil {
 		return false, 0, &fs.PathError{Op: "fcntl F_GETLK", Path: path, Err: err}
 	}
-	if lk.Type != unix.F_UNLCK {
-		return true, int(max(lk.Pid, 0)), nil
+	if locked {
+		return true, pid, nil
 	}
 	// Free: say so only of a lock database, as an attempt through SQLite
 	// would find it (an empty file is one not yet written).
@@ -71,6 +76,39 @@ func sqliteLockHeld(path string) (bool, int, error) {
 		return false, 0, &fs.PathError{Op: "read", Path: path, Err: errNotDatabase}
 	}
 	return false, 0, nil
+}
+
+// writeLockOwner asks the kernel (F_GETLK) whether another process has a
+// write lock on SQLite's lock bytes of f, and which (0 when that process
+// is on another process table). The query is for a read lock, which only a
+// write lock conflicts with: a check in progress holds a read lock on the
+// shared bytes, and does not answer. Locks of this process never answer.
+func writeLockOwner(f *os.File) (locked bool, pid int, err error) {
+	lk := unix.Flock_t{Type: unix.F_RDLCK, Whence: 0, Start: sqlitePendingByte, Len: sqliteLockBytes}
+	if err := unix.FcntlFlock(f.Fd(), unix.F_GETLK, &lk); err != nil {
+		return false, 0, err
+	}
+	return lk.Type != unix.F_UNLCK, int(max(lk.Pid, 0)), nil
+}
+
+// sqliteWriteLocked is an attempt's hint: it reports whether another
+// process has a write lock on SQLite's lock bytes of the database at path
+// (it holds the lock, or is taking it), so that the attempt is refused
+// without opening SQLite and waiting its busy timeout, which is for a
+// check in progress. The descriptor is probeFile's: opened without
+// following a link, kept open, and checked here to be a regular file.
+// Anything else (no file yet, a failed query) answers false and leaves
+// the answer to SQLite, as does a holder that comes after the query.
+func sqliteWriteLocked(path string) bool {
+	f, err := probeFile(path)
+	if f == nil || err != nil {
+		return false
+	}
+	if st, err := f.Stat(); err != nil || !st.Mode().IsRegular() {
+		return false
+	}
+	locked, _, err := writeLockOwner(f)
+	return locked && err == nil
 }
 
 // firstOr0 returns the first of pids, or 0.

@@ -10,9 +10,12 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/rivus/collab/internal/childproc"
 	"github.com/rivus/collab/platform/sqlite"
@@ -258,5 +261,93 @@ func TestInspectTellsAPlantedStamp(t *testing.T) {
 	r, err = Inspect(context.Background(), sqlite.OS(), path)
 	if err != nil || !r.Held || r.LockPID != holder.Pid() || !r.StampMismatch || r.Holder.PID != 1 {
 		t.Fatalf("Inspect with a stamp naming pid 1 = %+v, %v; want held by pid %d, the stamp a mismatch", r, err, holder.Pid())
+	}
+}
+
+// sqliteTry is one try at a SQLite lock as testHookSQLiteTry hears it.
+type sqliteTry struct {
+	busy          time.Duration // SQLite's busy timeout
+	kernelRefused bool          // refused on the kernel's word, SQLite never opened
+}
+
+// sqliteTries records each try at a SQLite lock until the end of the
+// test; the returned function reads them.
+func sqliteTries(t *testing.T) func() []sqliteTry {
+	var (
+		mu    sync.Mutex
+		tries []sqliteTry
+	)
+	testHookSQLiteTry = func(busy time.Duration, kernelRefused bool) {
+		mu.Lock()
+		defer mu.Unlock()
+		tries = append(tries, sqliteTry{busy, kernelRefused})
+	}
+	t.Cleanup(func() { testHookSQLiteTry = nil })
+	return func() []sqliteTry {
+		mu.Lock()
+		defer mu.Unlock()
+		return slices.Clone(tries)
+	}
+}
+
+// TestProcessRefusalAsksTheKernel: an attempt that does not wait, on a
+// lock another process holds, is refused on the kernel's word (the
+// holder's write lock on SQLite's lock bytes), naming the holder from its
+// stamp, in one try that opens no SQLite: SQLite's busy wait, and the
+// first attempt's further tries, are for a check in progress, not for a
+// holder.
+func TestProcessRefusalAsksTheKernel(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "daemon.lock")
+	tries := sqliteTries(t)
+	acquireNow(t, backendSQLite, path)
+	if got, want := tries(), []sqliteTry{{firstBusyTimeout, false}}; !slices.Equal(got, want) {
+		t.Fatalf("a free lock was tried %+v, want %+v: the hook does not hear the tries", got, want)
+	}
+	c := holdingChild(t, backendSQLite, path)
+	heldByPID(t, backendSQLite, path, c.Pid())
+	if got, want := tries()[1:], []sqliteTry{{firstBusyTimeout, true}}; !slices.Equal(got, want) {
+		t.Errorf("the refusal was tried %+v, want %+v: one try, refused by the kernel, which names the holder", got, want)
+	}
+	finish(t, c)
+	acquireNow(t, backendSQLite, path)
+}
+
+// TestProcessFirstAttemptWaitsOutACheckInAnotherProcess: a check in
+// progress in another process (a read transaction through SQLite, as
+// IsHeld takes where it cannot ask the kernel) holds a read lock on
+// SQLite's lock bytes, which the kernel's answer does not count as a
+// holder: the first attempt goes to SQLite, meets the check, and takes
+// the free lock on a later try, once the check has ended.
+func TestProcessFirstAttemptWaitsOutACheckInAnotherProcess(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "daemon.lock")
+	acquireNow(t, backendSQLite, path) // the lock database exists, free
+	checker := startChild(t, helperCheck, backendSQLite, path)
+	checker.Expect(t, "checking")
+	var tries []sqliteTry
+	testHookSQLiteTry = func(busy time.Duration, kernelRefused bool) {
+		tries = append(tries, sqliteTry{busy, kernelRefused})
+		if len(tries) == 2 { // the first try met the check: end it now
+			if _, err := io.WriteString(checker.Stdin, "end\n"); err != nil {
+				t.Error(err)
+			}
+			if got := checker.Line(t); got != "done" {
+				t.Errorf("checker said %q, want done", got)
+			}
+		}
+	}
+	t.Cleanup(func() { testHookSQLiteTry = nil })
+	l, err := Acquire(context.Background(), sqlite.OS(), path, Options{})
+	if err != nil {
+		t.Fatalf("Acquire beside a check in another process = %v, tried %+v; want the free lock", err, tries)
+	}
+	if err := l.Release(); err != nil {
+		t.Fatal(err)
+	}
+	want := []sqliteTry{{firstBusyTimeout, false}, {firstBusyTimeout, false}}
+	if !slices.Equal(tries, want) {
+		t.Errorf("the lock was tried %+v, want %+v: the first try meets the check in SQLite, the second gets the lock", tries, want)
+	}
+	if err := checker.Wait(); err != nil {
+		t.Errorf("checker: %v", err)
 	}
 }

@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/rivus/collab/platform"
-	"github.com/rivus/collab/platform/sqlite"
 )
 
 // sqliteBackend is the lock on a platform with SQLite: a database held
@@ -46,6 +45,20 @@ var initStatements = []string{
 // directory.
 const sqliteInstead = "take the lock in its lock-file mode (a platform without SQLite; collab lock --lock-file), as every user of the lock must then"
 
+// testHookSQLiteTry, set only by tests, hears each try at the lock past
+// the checks of its files, with its busy timeout, and whether the kernel
+// refused it (no SQLite opened) or SQLite answers: how a test tells an
+// answer from the kernel's lock table from one that waited in SQLite.
+var testHookSQLiteTry func(busy time.Duration, kernelRefused bool)
+
+// kernelKnows reports whether the kernel's lock table answers for p's
+// SQLite locks: p is the operating system's files with modernc.org/sqlite,
+// whose unix VFS (os_unix.c) takes POSIX locks on SQLite's lock bytes.
+func kernelKnows(p *platform.Platform) bool {
+	modernc := osSQLite()
+	return probeSupported && modernc != nil && p.SQLite == modernc && p.FS == platform.OSFS()
+}
+
 // sqliteHeld is a taken SQLite lock.
 type sqliteHeld struct {
 	db     *sql.DB
@@ -57,7 +70,9 @@ type sqliteHeld struct {
 // attempt makes one attempt at the lock, waiting at most busy for a
 // connection that holds it briefly (IsHeld's shared lock). It returns a
 // *busyError, with the holder's stamp if readable, when another connection
-// holds it. self may be nil: the SQLite lock needs no identity.
+// holds it: at once, without opening SQLite, where the kernel names
+// another process's write lock (a *writeLockedError). self may be nil:
+// the SQLite lock needs no identity.
 func (b *sqliteBackend) attempt(ctx context.Context, self *platform.Identity, busy time.Duration) (held, error) {
 	// SQLite opens the journal by name: only in a directory where nobody
 	// else can plant one, checked with the database before each open.
@@ -66,6 +81,15 @@ func (b *sqliteBackend) attempt(ctx context.Context, self *platform.Identity, bu
 	}
 	if err := platform.SQLiteFiles(b.p.FS, b.path); err != nil {
 		return nil, fmt.Errorf("plock: SQLite lock %s: %w", b.path, err)
+	}
+	locked := kernelKnows(b.p) && sqliteWriteLocked(b.path)
+	if testHookSQLiteTry != nil {
+		testHookSQLiteTry(busy, locked)
+	}
+	if locked {
+		// Another process holds the lock or is taking it: refused now, as
+		// SQLite would after its busy wait, which is for a check only.
+		return nil, &writeLockedError{&busyError{readHolder(b.p.FS, b.path+holderSuffix)}}
 	}
 	// The lock database is private (0600): a user who could read it could
 	// hold a read transaction open and keep every holder out. Created
@@ -158,7 +182,7 @@ func (h *sqliteHeld) release() error {
 // shared lock through p's SQLite, with no busy timeout and no retries.
 // Either way it writes nothing: a missing file stays missing.
 func (b *sqliteBackend) isHeld(ctx context.Context) (probed, error) {
-	if probeSupported && b.p.SQLite == sqlite.Opener() && b.p.FS == platform.OSFS() {
+	if kernelKnows(b.p) {
 		held, pid, err := sqliteLockHeld(b.path)
 		if err != nil {
 			return probed{}, fmt.Errorf("plock: check SQLite lock %s: %w", b.path, err)

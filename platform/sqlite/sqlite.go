@@ -4,6 +4,12 @@
 // It lives apart from package platform so that a program that needs no
 // SQLite links none: platform.OS() has no SQLite, and [OS] is the same
 // operating system with this one.
+//
+// Linking this package, by any import, gives plock its SQLite mode for a
+// nil platform: it registers [OS] with plock as it initialises. A program
+// that passes plock no platform only imports it for that:
+//
+//	import _ "github.com/rivus/collab/platform/sqlite"
 package sqlite
 
 import (
@@ -15,9 +21,14 @@ import (
 	"sync"
 	"time"
 
+	"github.com/rivus/collab/internal/sqliteos"
 	"github.com/rivus/collab/platform"
 	_ "modernc.org/sqlite" // registers the "sqlite" driver
 )
+
+// init registers OS as what a nil platform means to plock, which does not
+// import this package, so that a program without it links no SQLite.
+func init() { sqliteos.OS = OS }
 
 type opener struct{}
 

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rivus/collab/internal/sqliteos"
 	"github.com/rivus/collab/platform"
 	"github.com/rivus/collab/platform/platformtest"
 	"github.com/rivus/collab/platform/sqlite"
@@ -360,5 +361,16 @@ func TestOS(t *testing.T) {
 	}
 	if base.SQLite != nil {
 		t.Fatal("sqlite.OS() gave platform.OS() a SQLite")
+	}
+}
+
+// TestOSRegisteredForPlock: linking this package registers OS as what a
+// nil platform means to plock, which does not import it.
+func TestOSRegisteredForPlock(t *testing.T) {
+	if sqliteos.OS == nil {
+		t.Fatal("linking platform/sqlite registered no OS with plock")
+	}
+	if got := sqliteos.OS(); got != sqlite.OS() {
+		t.Fatalf("the registered OS gives %+v, want sqlite.OS() = %+v", got, sqlite.OS())
 	}
 }
