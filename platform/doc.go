@@ -6,7 +6,10 @@
 // directly; they take a *Platform, so that tests can substitute the fake in
 // platform/platformtest and so that a host without SQLite can run the file
 // fallbacks. A nil *Platform means the operating system's, in every
-// package that takes one.
+// package that takes one; in plock, the operating system's with SQLite
+// (platform/sqlite's OS), which a program that does not link
+// platform/sqlite cannot have: there a nil platform is an error that says
+// how to choose.
 //
 // This package links no SQLite driver: [SQLite] is an interface, and [OS]
 // has none. Package platform/sqlite holds the opener of modernc.org/sqlite
