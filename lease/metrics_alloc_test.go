@@ -55,13 +55,19 @@ func cycleAllocs(tb testing.TB, mt lease.Metrics, n int) (allocs uint64, took ti
 
 // TestMetricsAllocations: metrics cost no allocation, unset or set: a
 // manager that feeds a Metrics allocates, over a thousand acquisitions
-// and releases, less than one allocation per cycle more than one without
-// (a cycle's metrics calls, five of them, would each cost one or more).
+// and releases, at most one allocation per cycle more than one without
+// (a cycle's three metrics calls would each cost one or more).
 func TestMetricsAllocations(t *testing.T) {
 	const n = 1000
-	unset, _ := cycleAllocs(t, nil, n)
-	set, _ := cycleAllocs(t, nopMetrics{}, n)
-	if set > unset+n/2 {
+	// The fewest of three runs each: the count is the process's, and a
+	// goroutine of an earlier test, or the race detector, adds to some.
+	unset, set := ^uint64(0), ^uint64(0)
+	for range 3 {
+		u, _ := cycleAllocs(t, nil, n)
+		s, _ := cycleAllocs(t, nopMetrics{}, n)
+		unset, set = min(unset, u), min(set, s)
+	}
+	if set > unset+n {
 		t.Errorf("%d cycles allocate %d times with Metrics set and %d unset: metrics allocate", n, set, unset)
 	}
 	t.Logf("allocations per acquisition and release: %.2f unset, %.2f set", float64(unset)/n, float64(set)/n)
