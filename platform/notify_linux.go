@@ -5,6 +5,7 @@ import (
 	"io/fs"
 	"os"
 	"sync"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -25,19 +26,20 @@ func (osFS) Watch(name string) (<-chan struct{}, func(), error) {
 }
 
 // watches are the process's inotify watches, on one inotify instance
-// that lives while anything is watched: its reader goroutine ends with
-// the last watch, so that none is left behind.
+// that lives while anything is watched: its reader goroutine ends soon
+// after the last watch, so that none is left behind. The kernel's side
+// of ending a watch or an instance waits for its readers to quiesce
+// (about 16 ms here): stop leaves both to the reader goroutine, so that
+// a caller that stops a watch does not wait for them.
 var watches inotifyWatches
 
 type inotifyWatches struct {
 	mu   sync.Mutex
 	file *os.File          // the instance, in the runtime's poller; nil when nothing is watched
-	done chan struct{}     // closed when file's reader has returned
 	byWD map[int32]wakeSet // the watches of each watch descriptor
 }
 
-// watchEvents are the events that wake a watch: a write, and the end of
-// the watch (the file removed), so that no watcher waits on a file gone.
+// watchEvents are the events that wake a watch: a write.
 const watchEvents = unix.IN_MODIFY | unix.IN_DONT_FOLLOW
 
 func (w *inotifyWatches) add(name string) (<-chan struct{}, func(), error) {
@@ -48,8 +50,8 @@ func (w *inotifyWatches) add(name string) (<-chan struct{}, func(), error) {
 		if err != nil {
 			return nil, nil, &fs.PathError{Op: "watch", Path: name, Err: err}
 		}
-		w.file, w.done, w.byWD = os.NewFile(uintptr(fd), "inotify"), make(chan struct{}), map[int32]wakeSet{}
-		go w.read(w.file, w.done)
+		w.file, w.byWD = os.NewFile(uintptr(fd), "inotify"), map[int32]wakeSet{}
+		go w.read(w.file)
 	}
 	var wd int
 	err := control(w.file, func(fd int) (err error) {
@@ -57,7 +59,7 @@ func (w *inotifyWatches) add(name string) (<-chan struct{}, func(), error) {
 		return err
 	})
 	if err != nil {
-		w.closeIfIdleLocked()
+		w.endIfIdleLocked()
 		return nil, nil, &fs.PathError{Op: "watch", Path: name, Err: err}
 	}
 	c := make(chan struct{}, 1)
@@ -70,51 +72,53 @@ func (w *inotifyWatches) add(name string) (<-chan struct{}, func(), error) {
 	return c, stopOnce(func() { w.remove(int32(wd), c) }), nil
 }
 
-// remove ends the watch c of wd, and the instance with the last watch,
-// waiting for its reader to return.
+// remove ends the watch c of wd, and the instance with the last watch.
+// The kernel's watch of wd stays until the instance ends: it is cheap,
+// and a later watch of the same file gets it again.
 func (w *inotifyWatches) remove(wd int32, c chan struct{}) {
 	w.mu.Lock()
-	set := w.byWD[wd]
-	delete(set, c)
-	if len(set) == 0 && set != nil {
-		delete(w.byWD, wd)
-		_ = control(w.file, func(fd int) error {
-			_, err := unix.InotifyRmWatch(fd, uint32(wd))
-			return err // EINVAL: the kernel ended it already (the file was removed)
-		})
+	defer w.mu.Unlock()
+	if set := w.byWD[wd]; set != nil {
+		delete(set, c)
+		if len(set) == 0 {
+			delete(w.byWD, wd)
+		}
 	}
-	done := w.closeIfIdleLocked()
-	w.mu.Unlock()
-	if done != nil {
-		<-done
-	}
+	w.endIfIdleLocked()
 }
 
-// closeIfIdleLocked closes the instance if nothing is watched, and
-// returns the channel its reader closes when it returns, or nil.
-func (w *inotifyWatches) closeIfIdleLocked() chan struct{} {
+// endIfIdleLocked detaches the instance if nothing is watched, and ends
+// its reader's Read at once (a deadline passed), so that the reader
+// closes it: a new watch meanwhile starts a new instance.
+func (w *inotifyWatches) endIfIdleLocked() {
 	if w.file == nil || len(w.byWD) != 0 {
-		return nil
+		return
 	}
-	done := w.done
-	w.file.Close() // ends the reader's Read
-	w.file, w.done, w.byWD = nil, nil, nil
-	return done
+	_ = w.file.SetReadDeadline(time.Now())
+	w.file, w.byWD = nil, nil
 }
 
-// read wakes the watches of each event read from f until f is closed.
-func (w *inotifyWatches) read(f *os.File, done chan struct{}) {
-	defer close(done)
+// read wakes the watches of each event read from f until f is detached
+// or fails; then it closes f.
+func (w *inotifyWatches) read(f *os.File) {
+	defer f.Close()
 	buf := make([]byte, 64*(unix.SizeofInotifyEvent+unix.NAME_MAX+1))
 	for {
 		n, err := f.Read(buf)
-		if err != nil {
+		w.mu.Lock()
+		if w.file != f { // detached
+			w.mu.Unlock()
 			return
 		}
-		w.mu.Lock()
-		if w.file == f {
-			w.dispatchLocked(buf[:n])
+		if err != nil { // wake everyone, who poll from now on, and start anew
+			for _, set := range w.byWD {
+				set.wakeAll()
+			}
+			w.file, w.byWD = nil, nil
+			w.mu.Unlock()
+			return
 		}
+		w.dispatchLocked(buf[:n])
 		w.mu.Unlock()
 	}
 }

@@ -16,15 +16,16 @@ func watchOf(t *testing.T, r store.Repository, key string) (<-chan struct{}, boo
 	if !ok {
 		return nil, false
 	}
-	freed, stop, err := w.WatchFreed(t.Context(), key)
+	// A first watch, stopped twice (stop is idempotent), then the one
+	// the test uses.
+	_, stop, err := w.WatchFreed(t.Context(), key)
 	if err != nil {
 		t.Logf("%T cannot watch %q: %v", r, key, err)
 		return nil, false
 	}
-	t.Cleanup(stop)
-	stop2 := stop
-	stop2() // idempotent: Cleanup stops it again
-	freed, stop, err = w.WatchFreed(t.Context(), key)
+	stop()
+	stop()
+	freed, stop, err := w.WatchFreed(t.Context(), key)
 	if err != nil {
 		t.Fatalf("a second WatchFreed of %q: %v", key, err)
 	}
