@@ -1,6 +1,7 @@
 package gen
 
 import (
+	"sync"
 	"text/template"
 
 	"github.com/rivus/collab/policy"
@@ -27,7 +28,7 @@ func emitTest(t *policy.Table, pkg string) []byte {
 	}
 	e.p.line(")")
 	e.emitStateless()
-	err := testTemplate.Execute(&e.p.buf, map[string]any{
+	err := testTemplate().Execute(&e.p.buf, map[string]any{
 		"M": n.m, "U": n.u, "Family": n.family,
 		"State": n.stateType(), "Trigger": n.triggerType(), "Facts": n.factsType(),
 		"Outputs": n.outputsType(), "Result": n.resultType(), "Step": n.stepFunc(),
@@ -40,8 +41,15 @@ func emitTest(t *policy.Table, pkg string) []byte {
 }
 
 // testTemplate is the tests of m_gen_test.go, after the stateless
-// configuration.
-var testTemplate = template.Must(template.New("test").Parse(`
+// configuration. It is parsed at its first use, not when the package is
+// initialised: every process of the command line links this package, and
+// `collab lock` should not pay for parsing a template it never executes.
+var testTemplate = sync.OnceValue(func() *template.Template {
+	return template.Must(template.New("test").Parse(testTemplateText))
+})
+
+// testTemplateText is the text of testTemplate.
+const testTemplateText = `
 // {{.U}}Stateless is the stateless machine of {{.Configure}}, in
 // whatever state the test sets, firing with the facts it sets.
 type {{.U}}Stateless struct {
@@ -202,4 +210,4 @@ func Benchmark{{.M}}Step(b *testing.B) {
 	b.ReportMetric(float64(reference.Nanoseconds())/steps, "stateless-ns/step")
 	b.ReportMetric(float64(reference)/float64(max(generated, 1)), "x-faster")
 }
-`))
+`

@@ -117,13 +117,49 @@ func (id Identity) Validate() error {
 	return nil
 }
 
-// Marshal returns the stable JSON form of id.
+// Marshal returns the stable JSON form of id: what json.Marshal writes.
+// It writes it itself when the strings need no escape, as host names and
+// boot ids do not: json.Marshal would first work out the type's encoder
+// by reflection, which costs a short-lived process (collab lock, which
+// stamps its lock) some 40 us.
 func (id Identity) Marshal() []byte {
+	if plainJSON(id.Host) && plainJSON(id.BootID) {
+		b := make([]byte, 0, len(identityJSONWords)+len(id.Host)+len(id.BootID)+3*20)
+		b = append(b, `{"host":"`...)
+		b = append(b, id.Host...)
+		b = append(b, `","bootId":"`...)
+		b = append(b, id.BootID...)
+		b = append(b, `","pid":`...)
+		b = strconv.AppendInt(b, int64(id.PID), 10)
+		b = append(b, `,"startTime":`...)
+		b = strconv.AppendUint(b, id.StartTime, 10)
+		if id.PIDNamespace != 0 {
+			b = append(b, `,"pidNamespace":`...)
+			b = strconv.AppendUint(b, id.PIDNamespace, 10)
+		}
+		return append(b, '}')
+	}
 	b, err := json.Marshal(id)
 	if err != nil {
 		panic("platform: marshal identity: " + err.Error()) // cannot happen: plain fields
 	}
 	return b
+}
+
+// identityJSONWords is what Marshal writes besides the values.
+const identityJSONWords = `{"host":"","bootId":"","pid":,"startTime":,"pidNamespace":}`
+
+// plainJSON reports whether json.Marshal writes s as it is, between
+// quotes: ASCII without control characters (DEL aside), the quote, the
+// backslash or the characters it escapes for HTML.
+func plainJSON(s string) bool {
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case c < 0x20 || c >= utf8.RuneSelf, c == '"', c == '\\', c == '<', c == '>', c == '&':
+			return false
+		}
+	}
+	return true
 }
 
 // SameProcessTable reports whether id and other live under one kernel boot

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"reflect"
 	"strconv"
 	"strings"
 	"testing"
@@ -35,6 +36,40 @@ func TestIdentityJSONFieldNames(t *testing.T) {
 		}
 		if std, err := json.Marshal(tt.id); err != nil || string(std) != tt.want {
 			t.Errorf("json.Marshal = %s, %v; want %s", std, err, tt.want)
+		}
+	}
+}
+
+// TestMarshalIsJSONMarshal: Marshal writes what json.Marshal writes,
+// whether it writes it itself (strings that need no escape) or not.
+func TestMarshalIsJSONMarshal(t *testing.T) {
+	if n := reflect.TypeFor[Identity]().NumField(); n != 5 {
+		t.Fatalf("Identity has %d fields; Marshal writes five: teach it the new ones", n)
+	}
+	strs := []string{"", "build-7", "3f2c7a1e-9d4b-4c8e-a6f0-5b1d2e7c9a40", "h\u00e9", "a\"b", `a\b`, "a<b>&c",
+		"\x00", "\x1f", " ", "~", "\x7f", "\xff", "\u2028", "\u2029", "\ufffd", "a b", "host.example.org"}
+	for _, host := range strs {
+		for _, boot := range strs {
+			for _, nums := range [][3]uint64{{1, 1, 0}, {4242, 123456789, 4026531836}, {1<<31 - 1, 1<<64 - 1, 1<<64 - 1}, {0, 0, 0}} {
+				id := Identity{Host: host, BootID: boot, PID: int(nums[0]), StartTime: nums[1], PIDNamespace: nums[2]}
+				want, err := json.Marshal(id)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if got := id.Marshal(); string(got) != string(want) {
+					t.Errorf("Marshal(%+v) =\n%s\nwant\n%s", id, got, want)
+				}
+			}
+		}
+	}
+	if id := (Identity{PID: -1}); string(id.Marshal()) != `{"host":"","bootId":"","pid":-1,"startTime":0}` {
+		t.Errorf("Marshal(%+v) = %s", id, id.Marshal())
+	}
+	for c := range 256 {
+		s := string([]byte{byte(c)})
+		want, _ := json.Marshal(s)
+		if plain := plainJSON(s); plain != (string(want) == `"`+s+`"`) {
+			t.Errorf("plainJSON(%q) = %v, but json.Marshal writes %s", s, plain, want)
 		}
 	}
 }

@@ -1,6 +1,8 @@
 package platform
 
 import (
+	"errors"
+	"io/fs"
 	"os"
 	"strconv"
 	"strings"
@@ -14,7 +16,7 @@ const procRoot = "/proc"
 // readTable reads what identifies this process table: the boot id and the
 // pid namespace.
 func readTable() (Identity, error) {
-	boot, err := os.ReadFile(procRoot + "/sys/kernel/random/boot_id")
+	boot, err := readProcFile(procRoot + "/sys/kernel/random/boot_id")
 	if err != nil {
 		return Identity{}, &SelfError{"boot id", err}
 	}
@@ -43,7 +45,7 @@ func readSelf() (Identity, error) {
 }
 
 func readProcStat(pid string) (ProcStat, error) {
-	line, err := os.ReadFile(procRoot + "/" + pid + "/stat")
+	line, err := readProcFile(procRoot + "/" + pid + "/stat")
 	if err != nil {
 		return ProcStat{}, err
 	}
@@ -58,4 +60,49 @@ func probePID(pid int) PIDProbe {
 		return PIDProbe{Seen: true, StartTime: stat.StartTime, Zombie: stat.Zombie()}
 	}
 	return signalProbe(pid)
+}
+
+// readProcFile reads a small file of /proc, as os.ReadFile does, with
+// plain system calls: an *os.File would first set the descriptor
+// non-blocking and offer it to the runtime's poller (which /proc files
+// refuse), and set the poller up on the first file of the process. A
+// command that judges itself once (collab lock) saves most of that
+// work; one that probes a process table saves it on every pid.
+func readProcFile(name string) ([]byte, error) {
+	var fd int
+	err := ignoringEINTR(func() (err error) {
+		fd, err = unix.Open(name, unix.O_RDONLY|unix.O_CLOEXEC, 0)
+		return err
+	})
+	if err != nil {
+		return nil, &fs.PathError{Op: "open", Path: name, Err: err}
+	}
+	defer unix.Close(fd)
+	buf := make([]byte, 0, 512) // /proc/PID/stat is about 300 bytes
+	for {
+		if len(buf) == cap(buf) {
+			buf = append(buf, 0)[:len(buf)]
+		}
+		var n int
+		err := ignoringEINTR(func() (err error) {
+			n, err = unix.Read(fd, buf[len(buf):cap(buf)])
+			return err
+		})
+		if err != nil {
+			return nil, &fs.PathError{Op: "read", Path: name, Err: err}
+		}
+		if n == 0 {
+			return buf, nil
+		}
+		buf = buf[:len(buf)+n]
+	}
+}
+
+// ignoringEINTR calls f until it fails with anything but EINTR.
+func ignoringEINTR(f func() error) error {
+	for {
+		if err := f(); !errors.Is(err, unix.EINTR) {
+			return err
+		}
+	}
 }

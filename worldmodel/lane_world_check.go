@@ -27,7 +27,7 @@ func (m *laneModel) invariants() []modelcheck.Invariant[LaneWorld] {
 		modelcheck.Invariant[LaneWorld]{Name: laneInvPlaces, Check: m.checkPlaces},
 		modelcheck.Invariant[LaneWorld]{Name: laneInvEntries, Check: m.checkEntries},
 	)
-	return slices.DeleteFunc(invs, func(inv modelcheck.Invariant[LaneWorld]) bool { return waives(m.p, laneFamily, inv.Name) })
+	return slices.DeleteFunc(invs, func(inv modelcheck.Invariant[LaneWorld]) bool { return waives(m.p, laneFamily(), inv.Name) })
 }
 
 // eventCheck returns the check of the event invariant name: it fails when

@@ -75,7 +75,7 @@ func (m *leaseModel) brokenGuarantee(truth policy.Facts) string {
 
 // waived reports whether the policy waives the guarantee whose
 // invariant is inv.
-func (m *leaseModel) waived(inv string) bool { return waives(m.p, leaseFamily, inv) }
+func (m *leaseModel) waived(inv string) bool { return waives(m.p, leaseFamily(), inv) }
 
 // overlap requires that fenced work of different generations of one key
 // never runs at once. The fence should see to it; the invariant checks
@@ -118,7 +118,7 @@ func (m *leaseModel) faultError(w *leaseVars) error {
 		return fmt.Errorf("%s's claim replaced generation %d of %s, which still held it and whose deadline had not passed",
 			who, w.h[arg].hs.Token, m.holderName(int(arg)))
 	case leaseFaultRefused:
-		return fmt.Errorf("%s's acquisition found %s (facts %s) and did not claim it", who, leaseAbandonedWords(policy.Facts(arg)), leaseFamily.FormatFacts(policy.Facts(arg)))
+		return fmt.Errorf("%s's acquisition found %s (facts %s) and did not claim it", who, leaseAbandonedWords(policy.Facts(arg)), leaseFamily().FormatFacts(policy.Facts(arg)))
 	case leaseFaultDeadline:
 		return fmt.Errorf("%s got DeadlinePassed and still holds generation %d without declaring it lost", who, arg)
 	case leaseFaultConflict:
@@ -141,7 +141,7 @@ func leaseAbandonedWords(f policy.Facts) string {
 	return "the holder, on another process table, silent for the TTL since its manager first saw the revision"
 }
 
-func leaseTriggerName(t uint8) string { return leaseFamily.TriggerName(policy.TriggerID(t)) }
+func leaseTriggerName(t uint8) string { return leaseFamily().TriggerName(policy.TriggerID(t)) }
 
 func leaseOutputsReason(arg uint8) string {
 	switch arg {
@@ -152,7 +152,7 @@ func leaseOutputsReason(arg uint8) string {
 	case leaseArgBadState:
 		return "the step returned a state the policy does not have"
 	}
-	return "the runtime cannot carry out " + leaseFamily.FormatOutputs(1<<arg) + " in this step (see the lease world's runtime semantics)"
+	return "the runtime cannot carry out " + leaseFamily().FormatOutputs(1<<arg) + " in this step (see the lease world's runtime semantics)"
 }
 
 // owes names a pending call in a world where nothing can move any more.

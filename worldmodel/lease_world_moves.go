@@ -518,12 +518,12 @@ func (m *leaseModel) startWork(w *leaseVars, i int) {
 
 // leaseOutputBit returns the bit index of the single output o.
 func leaseOutputBit(o policy.Outputs) uint8 {
-	for b := range uint8(len(leaseFamily.Outputs)) {
+	for b := range uint8(len(leaseFamily().Outputs)) {
 		if o == 1<<b {
 			return b
 		}
 	}
-	return uint8(len(leaseFamily.Outputs))
+	return uint8(len(leaseFamily().Outputs))
 }
 
 // tidy resets holder i's handle once it is gone for good (Acquire failed,

@@ -2,6 +2,7 @@ package worldmodel
 
 import (
 	"fmt"
+	"sync"
 
 	"github.com/rivus/collab/modelcheck"
 	"github.com/rivus/collab/policy"
@@ -263,7 +264,7 @@ const (
 )
 
 // turnOutMask keeps the outputs of the family; the runtime acts on no others.
-var turnOutMask = policy.Outputs(1)<<len(turnFamily.Outputs) - 1
+var turnOutMask = sync.OnceValue(func() policy.Outputs { return policy.Outputs(1)<<len(turnFamily().Outputs) - 1 })
 
 // turnModel is the model's fixed part: the policy and precomputed labels.
 type turnModel struct {

@@ -62,7 +62,7 @@ func (b turnBook) TakeWaiter(i uint8, j int) (uint8, bool) {
 // Handed closes the task's turn signal, which the runtime cannot do twice.
 func (b turnBook) Handed(i uint8, out policy.Outputs) bool {
 	t := &b.w.tasks[i]
-	t.handed = uint16(out & turnOutMask)
+	t.handed = uint16(out & turnOutMask())
 	if t.flags&turnTurned != 0 {
 		b.w.setPanic(turnPanicTwice, i, policy.TurnTurn, t.state)
 		return false

@@ -17,14 +17,14 @@ func (m *turnModel) invariants() []modelcheck.Invariant[TurnWorld] {
 		{Name: TurnInvTurnPassed, Check: m.checkTurnPassed},
 		{Name: TurnInvLockHeld, Check: m.checkLockHeld},
 		{Name: TurnInvReturns, Check: m.checkReturns},
-	}, func(inv modelcheck.Invariant[TurnWorld]) bool { return waives(m.p, turnFamily, inv.Name) })
+	}, func(inv modelcheck.Invariant[TurnWorld]) bool { return waives(m.p, turnFamily(), inv.Name) })
 }
 
 func (m *turnModel) moveInvariants() []modelcheck.MoveInvariant[TurnWorld] {
 	return slices.DeleteFunc([]modelcheck.MoveInvariant[TurnWorld]{
 		{Name: TurnMoveAbortOrder, Check: m.checkAbortOrder},
 		{Name: TurnMoveHeldAtOnce, Check: m.checkHeldAtOnce},
-	}, func(inv modelcheck.MoveInvariant[TurnWorld]) bool { return waives(m.p, turnFamily, inv.Name) })
+	}, func(inv modelcheck.MoveInvariant[TurnWorld]) bool { return waives(m.p, turnFamily(), inv.Name) })
 }
 
 // checkNoPanic: the runtime never panics, which covers every rejected

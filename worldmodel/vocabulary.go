@@ -1,13 +1,19 @@
 package worldmodel
 
-import "github.com/rivus/collab/policy"
+import (
+	"sync"
+
+	"github.com/rivus/collab/policy"
+)
 
 // The families' vocabularies, for the names of triggers, facts and outputs
-// in traces and reasons.
+// in traces and reasons. Each is looked up (a copy) at its first use, not
+// when the package is initialised: every process of the command line
+// links this package, and `collab lock` never checks a world.
 var (
-	laneFamily  = family("lane")
-	leaseFamily = family("lease")
-	turnFamily  = family("turn")
+	laneFamily  = sync.OnceValue(func() policy.Family { return family("lane") })
+	leaseFamily = sync.OnceValue(func() policy.Family { return family("lease") })
+	turnFamily  = sync.OnceValue(func() policy.Family { return family("turn") })
 )
 
 // waives reports whether p gives up the guarantee of fam whose invariant

@@ -16,7 +16,8 @@ import (
 // breakTimeout bounds a break against a store that does not answer.
 const breakTimeout = 30 * time.Second
 
-var errBreakSilent = fmt.Errorf("the store did not answer within %v", breakTimeout)
+// errBreakSilent ends a break the store did not answer within breakTimeout.
+var errBreakSilent = errors.New("the store did not answer within " + breakTimeout.String())
 
 // runLeaseBreak ends a stuck holder's lease (lease.Break): 0 when broken,
 // 75 when a holder that may still run on this host is refused without
