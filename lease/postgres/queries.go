@@ -111,5 +111,5 @@ const renewedAtPattern = `^([0-9]{4}-((0[1-9]|1[0-2])-(0[1-9]|1[0-9]|2[0-8])|(0[
 // sqlString quotes s as an escape string constant, read the same way
 // whatever standard_conforming_strings says.
 func sqlString(s string) string {
-	return "E'" + strings.NewReplacer(`\`, `\\`, `'`, `''`).Replace(s) + "'"
+	return "E'" + strings.ReplaceAll(strings.ReplaceAll(s, `\`, `\\`), `'`, `''`) + "'"
 }
