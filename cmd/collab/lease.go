@@ -233,7 +233,7 @@ func runLeaseRun(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	key := fs.String("key", "", "the key to lease")
 	ttl := durationFlag(fs, "ttl", time.Minute, "the lease's time to live")
 	heartbeat := durationFlag(fs, "heartbeat", 15*time.Second, "how often to renew (at most ttl/2)")
-	wait := fs.Bool("wait", false, "wait for the holder instead of exiting 75 at once, trying again every tenth of --ttl: a released lease is taken soon after, a silent holder once the longer of its TTL and --ttl has passed since first seen")
+	wait := fs.Bool("wait", false, "wait for the holder instead of exiting 75 at once: woken by a release or a break where the store can tell, and trying again every tenth of --ttl, which takes over a dead holder, and a silent one once the longer of its TTL and --ttl has passed since first seen")
 	timeout := durationFlag(fs, "timeout", 0, "with --wait, give up after this long and exit 75 (0: wait for ever)")
 	value := fs.String("value", "", "a value to publish with the lease, which lease ls shows (an address, a version)")
 	grace := durationFlag(fs, "grace", 10*time.Second, "time between SIGTERM and SIGKILL of the command on loss; the lease is declared lost this long before its TTL, so that the command has stopped before a successor may take over (default 10s, or less to leave two heartbeats in the TTL)")
