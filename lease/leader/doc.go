@@ -15,15 +15,18 @@
 // is let go, and Config.OnStopped runs after both.
 //
 // A successor leads as the lease is taken over: at once when the leader
-// releases the lease or its process is gone from this process table
-// (killed, crashed), and once the TTL has passed since the successor
+// releases the lease (the release wakes the waiting candidates where the
+// repository can tell them, store.Watcher), soon after when its process
+// is gone from this process table (killed, crashed: the candidates' next
+// poll, a tenth of the TTL), and once the TTL has passed since the successor
 // first saw the leader's last record when the leader is silent (paused,
 // partitioned, on another host). A leader paused past its TTL learns of
 // the loss when it resumes, before its next renewal: its Lead's context
 // is cancelled then, and a successor may already lead.
 //
 // [Observe] tells who leads a key, for followers and for processes that
-// never campaign: the leader's process and term, since when, whether this
+// never campaign: the leader's process and term, the value it publishes
+// (Config.Value: where to reach it, its version), since when, whether this
 // host finds it alive, dead or on another process table, and whether its
 // record has been silent for its TTL. It is what client-go's OnNewLeader
 // and etcd's Observe give; it is a function of its own rather than a
