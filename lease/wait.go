@@ -28,7 +28,8 @@ import (
 func (m *Manager) AcquireWait(ctx context.Context, key string, opts ...AcquireOption) (*Lease, error) {
 	// Between a twentieth and a tenth of the TTL, at least a millisecond.
 	wait := platform.Backoff{First: max(m.cfg.TTL/10, 2*time.Millisecond), Jitter: true}
-	freed, stop := m.watchFreed(ctx, key)
+	// Before the first attempt, so that no release after it goes unheard.
+	freed, stop := store.WatchFreedOrPoll(ctx, m.cfg.Repository, key)
 	defer stop()
 	m.mu.Lock()
 	m.trying++
@@ -47,19 +48,6 @@ func (m *Manager) AcquireWait(ctx context.Context, key string, opts ...AcquireOp
 			return nil, &WaitError{Err: err, Last: held}
 		}
 	}
-}
-
-// watchFreed watches key's tombstones, if the repository can
-// (store.Watcher), before the first attempt, so that no release after
-// it goes unheard. It returns a nil channel, which never receives, when
-// the repository cannot; the waiter polls then.
-func (m *Manager) watchFreed(ctx context.Context, key string) (<-chan struct{}, func()) {
-	if w, ok := m.cfg.Repository.(store.Watcher); ok {
-		if freed, stop, err := w.WatchFreed(ctx, key); err == nil {
-			return freed, stop
-		}
-	}
-	return nil, func() {}
 }
 
 // sleeper is a wait on the timer loop: of AcquireWait (wake), or of a

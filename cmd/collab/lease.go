@@ -356,7 +356,7 @@ func acquireLease(m *lease.Manager, repo store.Repository, key, value string, wa
 		// As lease.Manager.AcquireWait waits: woken by a release where
 		// the store can tell (store.Watcher), and polling between a
 		// twentieth and a tenth of the TTL, but with each attempt bounded.
-		freed, stop := watchFreed(wctx, repo, key)
+		freed, stop := store.WatchFreedOrPoll(wctx, repo, key)
 		pause := platform.Backoff{Clock: host().GetClock(), First: max(ttl/10, 2*time.Millisecond), Jitter: true}
 		for l, err = attempt(wctx); errors.Is(err, lease.ErrHeld); l, err = attempt(wctx) {
 			if err = pause.WaitOr(wctx, freed); err != nil {
@@ -387,17 +387,6 @@ func acquireLease(m *lease.Manager, repo store.Repository, key, value string, wa
 	}
 	fmt.Fprintf(stderr, "collab lease run: %v\n", err)
 	return nil, 1
-}
-
-// watchFreed watches key's tombstones in repo, if it can; a nil channel,
-// which never receives, if not (the wait then polls).
-func watchFreed(ctx context.Context, repo store.Repository, key string) (<-chan struct{}, func()) {
-	if w, ok := repo.(store.Watcher); ok {
-		if freed, stop, err := w.WatchFreed(ctx, key); err == nil {
-			return freed, stop
-		}
-	}
-	return nil, func() {}
 }
 
 // errWaitTimedOut ends a wait that --timeout bounds.

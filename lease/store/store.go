@@ -159,3 +159,15 @@ type Watcher interface {
 	// the caller polls.
 	WatchFreed(ctx context.Context, key string) (freed <-chan struct{}, stop func(), err error)
 }
+
+// WatchFreedOrPoll watches key's tombstones in r if r is a Watcher that
+// can watch key now; otherwise it returns a nil channel, which never
+// receives, and a stop that does nothing: the caller then polls.
+func WatchFreedOrPoll(ctx context.Context, r Repository, key string) (freed <-chan struct{}, stop func()) {
+	if w, ok := r.(Watcher); ok {
+		if freed, stop, err := w.WatchFreed(ctx, key); err == nil {
+			return freed, stop
+		}
+	}
+	return nil, func() {}
+}
