@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"reflect"
-	"sync"
 	"sync/atomic"
 	"time"
 )
@@ -14,24 +13,50 @@ import (
 // when the activation is interrupted, and with context.Canceled once it
 // has returned.
 //
-// It costs one small allocation. The standard library's cancellable
-// context behind it (inner) is made only when something asks for what
-// needs one: the Done channel, or the standard library's own lookup of
-// its cancellable context (cancelCtxKey), through which context.Cause
-// and the contexts derived from this one find inner. An activation that
-// reads only Err and values makes none, and a value costs no allocation.
+// It costs one small allocation (24 bytes). The standard library's
+// cancellable context behind it (inner) is made only when something asks
+// for what needs one: the Done channel, or the standard library's own
+// lookup of its cancellable context (cancelCtxKey), through which
+// context.Cause and the contexts derived from this one find inner. An
+// activation that reads only Err and values makes none, and a value costs
+// no allocation.
+//
+// It takes no lock of its own: the cause is a small code (causes) in an
+// atomic word, set once, and inner an atomic pointer, set once. Whoever
+// sees both, inner made and a cause set, cancels inner with that cause
+// before going on (cancelling twice changes nothing): the cancel after it
+// set the cause, the maker of inner after it installed it, and Err and
+// Done after they read them. So once cancel has returned, or Err has said
+// Canceled, Done is closed.
 type activationContext struct {
-	values context.Context // New's ctx: asked for values, never for its cancellation
-	made   atomic.Bool     // inner and cancelInner are set, never to change again
-	done   atomic.Bool     // cancelled: Err reads it without the lock
-
-	mu          sync.Mutex // orders making inner against cancelling
-	inner       context.Context
-	cancelInner context.CancelCauseFunc
-	cause       error // why it was cancelled, once done
+	values *context.Context // New's ctx (Lanes.values): asked for values, never for its cancellation
+	inner  atomic.Pointer[innerContext]
+	cause  atomic.Uint32 // the cause's code in causes; 0 while live
 }
 
-func newActivationContext(values context.Context) *activationContext {
+// innerContext is the standard library's cancellable context behind an
+// activation's context, and its cancel function.
+type innerContext struct {
+	ctx    context.Context
+	cancel context.CancelCauseFunc
+}
+
+// causes are the causes an activation's context can be cancelled with,
+// indexed by their code; 0 is no cause (live).
+var causes = [...]error{nil, context.Canceled, ErrCancelled, ErrTurnTimeout, ErrClosed}
+
+// causeCode returns cause's code. The lanes cancel with the causes above
+// only: another is a bug of this package.
+func causeCode(cause error) uint32 {
+	for i := 1; i < len(causes); i++ {
+		if causes[i] == cause {
+			return uint32(i)
+		}
+	}
+	panic(fmt.Sprintf("lanes: an activation's context cancelled with %v, not one of the lanes' causes", cause))
+}
+
+func newActivationContext(values *context.Context) *activationContext {
 	return &activationContext{values: values}
 }
 
@@ -40,13 +65,13 @@ func (c *activationContext) Deadline() (time.Time, bool) { return time.Time{}, f
 func (c *activationContext) Done() <-chan struct{} { return c.cancellable().Done() }
 
 func (c *activationContext) Err() error {
-	if !c.done.Load() {
+	code := c.cause.Load()
+	if code == 0 {
 		return nil
 	}
-	// A cancel under way has closed Done once it lets the lock go: Err
-	// says Canceled only where Done is closed.
-	c.mu.Lock()
-	defer c.mu.Unlock()
+	if in := c.inner.Load(); in != nil {
+		in.cancel(causes[code]) // a cancel may be under way: Done closed first
+	}
 	return context.Canceled
 }
 
@@ -56,35 +81,38 @@ func (c *activationContext) Value(key any) any {
 	if cancelCtxKey == nil || key == cancelCtxKey {
 		return c.cancellable().Value(key)
 	}
-	return c.values.Value(key)
+	return (*c.values).Value(key)
 }
 
 // String names the context as the standard library would have named the
 // cancellable context of New's ctx without its cancellation.
 func (c *activationContext) String() string {
-	if s, ok := c.values.(fmt.Stringer); ok {
+	if s, ok := (*c.values).(fmt.Stringer); ok {
 		return s.String() + ".WithoutCancel.WithCancel"
 	}
-	return reflect.TypeOf(c.values).String() + ".WithoutCancel.WithCancel"
+	return reflect.TypeOf(*c.values).String() + ".WithoutCancel.WithCancel"
 }
 
-// cancellable returns inner, making it first if need be, cancelled at
-// once with the cause if the activation was cancelled before.
+// isMade says whether inner is made.
+func (c *activationContext) isMade() bool { return c.inner.Load() != nil }
+
+// cancellable returns inner, making it first if need be, cancelled with
+// the cause if the context was cancelled before.
 func (c *activationContext) cancellable() context.Context {
-	if c.made.Load() {
-		return c.inner
+	in := c.inner.Load()
+	if in == nil {
+		in = new(innerContext)
+		// Its parent is never done: one made here and not installed
+		// holds nothing, and is left to the collector.
+		in.ctx, in.cancel = context.WithCancelCause((*valuesOnly)(c))
+		if !c.inner.CompareAndSwap(nil, in) {
+			in = c.inner.Load()
+		}
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.made.Load() {
-		return c.inner
+	if code := c.cause.Load(); code != 0 {
+		in.cancel(causes[code])
 	}
-	c.inner, c.cancelInner = context.WithCancelCause((*valuesOnly)(c))
-	if c.done.Load() {
-		c.cancelInner(c.cause)
-	}
-	c.made.Store(true)
-	return c.inner
+	return in.ctx
 }
 
 // cancel cancels the context with cause (nil meaning context.Canceled, as
@@ -94,24 +122,27 @@ func (c *activationContext) cancel(cause error) {
 	if cause == nil {
 		cause = context.Canceled
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.done.Load() {
+	c.cancelWith(causeCode(cause))
+}
+
+// canceledCode is context.Canceled's code in causes: the cause of the end
+// of an activation.
+const canceledCode = 1
+
+// cancelWith is cancel with the cause's code.
+func (c *activationContext) cancelWith(code uint32) {
+	if !c.cause.CompareAndSwap(0, code) {
 		return
 	}
-	c.cause = cause
-	c.done.Store(true)
-	if c.made.Load() {
-		c.cancelInner(cause)
+	if in := c.inner.Load(); in != nil {
+		in.cancel(causes[code])
 	}
 }
 
 // cancelCause returns why the context was cancelled, or nil: what
 // context.Cause returns, without making inner.
 func (c *activationContext) cancelCause() error {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.cause
+	return causes[c.cause.Load()]
 }
 
 // valuesOnly is an activation context as inner's parent: New's ctx's
@@ -128,7 +159,7 @@ func (v *valuesOnly) Value(key any) any {
 	if key == cancelCtxKey {
 		return nil
 	}
-	return v.values.Value(key)
+	return (*v.values).Value(key)
 }
 
 // closedDone is keyProbe's Done channel. It is declared before

@@ -5,9 +5,9 @@ import (
 	"fmt"
 	"math/bits"
 	"sync"
-	"time"
 
 	"github.com/rivus/collab/fsm"
+	"github.com/rivus/collab/internal/lanestep"
 	"github.com/rivus/collab/policy"
 )
 
@@ -39,16 +39,32 @@ func (r WakeResult) String() string {
 // Lanes runs activations per key, one at a time per key, at most
 // MaxConcurrent at once, with waiting keys served in arrival order.
 type Lanes[K comparable] struct {
-	cfg     Config[K]
-	pol     policy.Policy
-	values  context.Context // New's ctx: activations see its values, not its cancellation
-	stopCtx func() bool     // stops the ctx watch that closes the lanes
+	// Set by New, and never changed after.
+	cfg        Config[K]
+	pol        policy.Policy
+	lim        lanestep.Limits  // cfg's bounds, as the step takes them
+	values     *context.Context // New's ctx: activations see its values, not its cancellation; their contexts point here
+	timed      bool             // hooks or metrics hear durations: the clock is read
+	quietExit  bool             // Config.OnExit is nil: an end has no OnExit to call
+	watchDepth bool             // Hooks.QueueDepth or Metrics hear the depth
 
-	mu sync.Mutex
+	// activations counts the activation goroutines' runs, for Close to
+	// wait for; their Adds are made with mu held (unlock).
+	activations sync.WaitGroup
+	closeOnce   sync.Once
+
+	// mu guards every field below it, and every lane's fields.
+	mu      sync.Mutex
+	stopCtx func() bool // stops the ctx watch that closes the lanes
 	// lanes holds the keys that are not idle; an idle key has no entry
 	// (the policy's forget output deletes it), so memory does not grow
 	// with the number of keys ever woken.
-	lanes    map[K]*lane[K]
+	lanes map[K]*lane[K]
+	// recent is the lane of the key woken or started last, while it is
+	// its key's entry in lanes (Forget clears it): a burst of wakes of one
+	// key, or an activation waking its own key, finds it without a lookup
+	// in the map.
+	recent   *lane[K]
 	queue    waitQueue[K] // waiting lanes, longest-waiting first
 	reserved int          // queue places held by owed follow-ups
 	running  int          // activations running
@@ -61,11 +77,11 @@ type Lanes[K comparable] struct {
 	free []*lane[K]
 	// runs holds the lanes whose activation holds a slot, oldest first,
 	// for LongestRunning; kept only with Config.Metrics.
-	runs        runList[K]
-	timed       bool        // hooks or metrics hear durations: the clock is read; set by New
-	mon         laneMonitor // the contract monitor's notes (monitored builds)
-	activations sync.WaitGroup
-	closeOnce   sync.Once
+	runs runList[K]
+	// spare is a context made before the lock was taken, for the step
+	// under way to start an activation with (finish); nil outside it.
+	spare *activationContext
+	mon   laneMonitor // the contract monitor's notes (monitored builds)
 }
 
 // lane is one key's state; its fields change only with Lanes.mu held.
@@ -75,16 +91,16 @@ type Lanes[K comparable] struct {
 type lane[K comparable] struct {
 	key       K // the zero K while the lane waits in Lanes.free
 	state     policy.StateID
-	run       activation // the running activation, while run.held()
 	queued    bool       // the lane is in the wait queue
 	reserved  bool       // the lane holds a queue place for an owed follow-up
+	mapped    bool       // the lane is key's entry in Lanes.lanes
+	returned  bool       // run's Activate has returned
+	left      bool       // the contract monitor saw run's Activate return (monitored builds only)
+	run       activation // the running activation, while run.held()
 	prev      *lane[K]   // neighbours in the wait queue
 	next      *lane[K]
-	queuedAt  time.Duration // when the lane entered the queue (Lanes.timed)
-	waited    time.Duration // how long it waited there for the activation it starts next (Lanes.timed)
 	nextStart *lane[K]      // the next lane of an effects' start list
-	older     *lane[K]      // neighbours in Lanes.runs, while run.held()
-	newer     *lane[K]
+	ext       *laneExtra[K] // what some configurations need; nil until then
 }
 
 // maxFreeLanes bounds Lanes.free: a few suffice for the churn of keys
@@ -94,6 +110,7 @@ const maxFreeLanes = 64
 // New starts lanes. Activations run with ctx's values; when ctx ends, the
 // lanes close.
 func New[K comparable](ctx context.Context, cfg Config[K]) (*Lanes[K], error) {
+	quietExit := cfg.OnExit == nil
 	cfg, err := cfg.withDefaults()
 	if err != nil {
 		return nil, err
@@ -102,8 +119,15 @@ func New[K comparable](ctx context.Context, cfg Config[K]) (*Lanes[K], error) {
 	if pol == nil {
 		pol = fsm.LanePolicy
 	}
-	l := &Lanes[K]{cfg: cfg, pol: pol, values: ctx, lanes: map[K]*lane[K]{}}
+	// The activations' contexts point to a copy of ctx of its own, not
+	// into l, so that one kept after its activation keeps l unreachable.
+	values := new(context.Context)
+	*values = ctx
+	l := &Lanes[K]{cfg: cfg, pol: pol, values: values, lanes: map[K]*lane[K]{}}
+	l.lim = lanestep.Limits{MaxConcurrent: cfg.MaxConcurrent, MaxQueued: cfg.MaxQueued}
 	l.timed = cfg.Metrics != nil || cfg.Hooks.Waited != nil || cfg.Hooks.Ended != nil
+	l.quietExit = quietExit
+	l.watchDepth = cfg.Metrics != nil || cfg.Hooks.QueueDepth != nil
 	// Close runs at once if ctx is already done, and reads stopCtx.
 	l.mu.Lock()
 	l.stopCtx = context.AfterFunc(ctx, func() { l.Close() })
@@ -127,23 +151,25 @@ func (l *Lanes[K]) Wake(key K) (WakeResult, error) {
 // wake steps key's lane on Wake and answers it; fx gets what must happen
 // once the lock is released.
 func (l *Lanes[K]) wake(key K, fx *effects[K]) (WakeResult, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
+	l.lock()
+	defer l.unlock(fx)
 	ln := l.laneLocked(key, fx)
 	res, out := l.stepLocked(ln, policy.LaneWake, fx)
 	if monitoring && res.Verdict == policy.Fired && bits.OnesCount64(uint64(out&wakeAnswers)) != 1 {
 		l.broke(key, "Wake answered with "+laneFamily.FormatOutputs(out&wakeAnswers)+", not exactly one result")
 	}
+	// Bit tests, not Outputs.Has: the compiler does not inline Has in
+	// this package's generic code, and every wake asks.
 	switch {
 	case res.Verdict == policy.Rejected:
 		return 0, ErrClosed
-	case out.Has(policy.LaneOutputQueueFull):
+	case out&policy.LaneOutputQueueFull != 0:
 		return 0, ErrQueueFull
-	case out.Has(policy.LaneOutputStarted):
+	case out&policy.LaneOutputStarted != 0:
 		return Started, nil
-	case out.Has(policy.LaneOutputQueued):
+	case out&policy.LaneOutputQueued != 0:
 		return Queued, nil
-	case out.Has(policy.LaneOutputCoalesced):
+	case out&policy.LaneOutputCoalesced != 0:
 		return Coalesced, nil
 	}
 	panic(fmt.Sprintf("lanes: lane policy %s answered Wake in state %s with no wake result", l.pol.Name(), l.pol.Table().States[res.Next].Name))
@@ -159,10 +185,10 @@ func (l *Lanes[K]) Cancel(ctx context.Context, key K) error {
 	if ln, ok := l.lanes[key]; ok {
 		l.stepLocked(ln, policy.LaneCancel, &fx)
 		if ln.run.held() {
-			ended = ln.run.endedLocked()
+			ended = ln.endedLocked()
 		}
 	}
-	l.mu.Unlock()
+	l.unlock(&fx)
 	fx.run(l)
 	if ended == nil {
 		return nil
@@ -200,7 +226,7 @@ func (l *Lanes[K]) Close() error {
 		for _, ln := range lanes {
 			l.stepLocked(ln, policy.LaneClose, &fx)
 		}
-		l.mu.Unlock()
+		l.unlock(&fx)
 		fx.run(l)
 	})
 	l.activations.Wait()
@@ -210,7 +236,11 @@ func (l *Lanes[K]) Close() error {
 // laneLocked returns key's lane, creating it idle; after Close a new lane
 // is closed before anything else reaches it.
 func (l *Lanes[K]) laneLocked(key K, fx *effects[K]) *lane[K] {
+	if ln := l.recent; ln != nil && ln.key == key {
+		return ln
+	}
 	if ln, ok := l.lanes[key]; ok {
+		l.recent = ln
 		return ln
 	}
 	var ln *lane[K]
@@ -219,8 +249,9 @@ func (l *Lanes[K]) laneLocked(key K, fx *effects[K]) *lane[K] {
 	} else {
 		ln = new(lane[K])
 	}
-	ln.key, ln.state = key, l.pol.Initial()
+	ln.key, ln.state, ln.mapped = key, l.pol.Initial(), true
 	l.lanes[key] = ln
+	l.recent = ln
 	if l.closed {
 		l.stepLocked(ln, policy.LaneClose, fx)
 	}

@@ -58,7 +58,7 @@ func (l *Lanes[K]) LongestRunning() time.Duration {
 	ln := l.runs.head
 	var began time.Duration
 	if ln != nil {
-		began = ln.run.began
+		began = ln.ext.began
 	}
 	l.mu.Unlock()
 	if ln == nil {
@@ -87,9 +87,10 @@ type runList[K comparable] struct {
 }
 
 func (r *runList[K]) push(ln *lane[K]) {
-	ln.older, ln.newer = r.tail, nil
+	e := ln.extra()
+	e.older, e.newer = r.tail, nil
 	if r.tail != nil {
-		r.tail.newer = ln
+		r.tail.ext.newer = ln
 	} else {
 		r.head = ln
 	}
@@ -97,15 +98,16 @@ func (r *runList[K]) push(ln *lane[K]) {
 }
 
 func (r *runList[K]) remove(ln *lane[K]) {
-	if ln.older != nil {
-		ln.older.newer = ln.newer
+	e := ln.ext
+	if e.older != nil {
+		e.older.ext.newer = e.newer
 	} else {
-		r.head = ln.newer
+		r.head = e.newer
 	}
-	if ln.newer != nil {
-		ln.newer.older = ln.older
+	if e.newer != nil {
+		e.newer.ext.older = e.older
 	} else {
-		r.tail = ln.older
+		r.tail = e.older
 	}
-	ln.older, ln.newer = nil, nil
+	e.older, e.newer = nil, nil
 }

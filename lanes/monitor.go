@@ -81,7 +81,7 @@ func (l *Lanes[K]) enterLocked(ln *lane[K], seq uint64) {
 
 // leaveLocked notes that run's Activate returned.
 func (l *Lanes[K]) leaveLocked(ln *lane[K]) {
-	ln.run.left = true
+	ln.left = true
 	l.mon.active[ln.key]--
 	if l.mon.active[ln.key] == 0 {
 		delete(l.mon.active, ln.key)
@@ -94,7 +94,7 @@ func (l *Lanes[K]) leaveLocked(ln *lane[K]) {
 // Activate (a turn timeout shorter than the wait for a CPU): that is no
 // breach; only one after Activate returned is.
 func (l *Lanes[K]) timingOutLocked(ln *lane[K]) {
-	if ln.run.left {
+	if ln.left {
 		l.broke(ln.key, "a turn timeout interrupts an activation whose Activate has returned")
 	}
 }

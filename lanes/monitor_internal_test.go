@@ -27,7 +27,7 @@ func monitorPanic(f func()) (msg string) {
 func TestMonitorNamesEachBrokenDuty(t *testing.T) {
 	l := newLanes(t, Config[string]{MaxConcurrent: 1,
 		Activate: func(context.Context, string) error { return nil }})
-	held := func() *activationContext { return newActivationContext(context.Background()) }
+	held := func() *activationContext { return testContext(context.Background()) }
 	const run, other = 1, 2
 	a := &lane[string]{key: "a", run: activation{ctx: held(), seq: run}}
 	for _, tt := range []struct {
@@ -68,7 +68,7 @@ func TestMonitorNamesEachBrokenDuty(t *testing.T) {
 // busy) is no breach of duty 4; one after Activate returned is.
 func TestMonitorLetsATimeoutComeBeforeActivate(t *testing.T) {
 	l := newLanes(t, Config[string]{MaxConcurrent: 1, Activate: func(context.Context, string) error { return nil }})
-	a := &lane[string]{key: "a", run: activation{ctx: newActivationContext(context.Background()), seq: 1}}
+	a := &lane[string]{key: "a", run: activation{ctx: testContext(context.Background()), seq: 1}}
 	if msg := monitorPanic(func() { l.timingOutLocked(a) }); msg != "" {
 		t.Fatalf("a timeout before Activate was entered: %q", msg)
 	}

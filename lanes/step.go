@@ -17,6 +17,9 @@ type effects[K comparable] struct {
 	// activations running, for Metrics. Sums of changes, unlike the
 	// values, can be reported without the lock in any order.
 	depth, running int
+	// uncounted is how many of the starts Lanes.activations does not
+	// count yet (Lanes.unlock counts them).
+	uncounted int
 }
 
 // startList holds the lanes whose activation has its slot and waits for
@@ -71,11 +74,20 @@ type droppedWake[K comparable] struct {
 // metrics first, so that they have heard of a start before the activation
 // runs, then each start in a goroutine of its own.
 func (fx *effects[K]) run(l *Lanes[K]) {
+	if fx.starts.head != nil || len(fx.dropped) > 0 || l.cfg.Metrics != nil {
+		fx.runAll(l)
+	}
+}
+
+// runAll is run where there is something to do.
+func (fx *effects[K]) runAll(l *Lanes[K]) {
 	fx.count(l.cfg.Metrics)
 	for ln := fx.starts.pop(); ln != nil; ln = fx.starts.pop() {
 		go l.runActivations(ln)
 	}
-	fx.report(l)
+	if len(fx.dropped) > 0 {
+		fx.report(l)
+	}
 }
 
 // report tells OnExit of the dropped wakes, one at a time. If OnExit
@@ -109,19 +121,28 @@ func (fx *effects[K]) report(l *Lanes[K]) {
 func (l *Lanes[K]) stepLocked(ln *lane[K], trigger policy.TriggerID, fx *effects[K]) (policy.Result, policy.Outputs) {
 	depth, running, pooled := l.depthLocked(), l.running, len(l.free)
 	b := bookkeeping[K]{l}
-	lim := lanestep.Limits{MaxConcurrent: l.cfg.MaxConcurrent, MaxQueued: l.cfg.MaxQueued}
-	res, _ := lanestep.Step[*lane[K]](l.pol, lim, b, ln, trigger)
+	res, _ := lanestep.Step[*lane[K]](l.pol, l.lim, b, ln, trigger)
 	if monitoring {
 		l.interruptedLocked(ln, res)
 	}
-	lanestep.Grant[*lane[K]](l.pol, lim, b)
-	fx.take(&l.pending)
+	// Grant steps only while a lane waits and a slot is free: asked first,
+	// that spares the call where it would do nothing, as after most steps.
+	if l.queue.len() > 0 && l.running < l.lim.MaxConcurrent {
+		lanestep.Grant[*lane[K]](l.pol, l.lim, b)
+	}
+	if p := &l.pending; p.starts.head != nil || p.uncounted != 0 || len(p.dropped) > 0 {
+		fx.take(p)
+	}
 	// Only now: the step reports a dropped wake, with its lane's key,
 	// after it forgets the lane.
-	l.clearPooledLocked(pooled)
-	if d := l.depthLocked() - depth; d != 0 {
-		l.cfg.Hooks.queueDepth(depth + d)
-		fx.depth += d
+	if len(l.free) > pooled {
+		l.clearPooledLocked(pooled)
+	}
+	if l.watchDepth {
+		if d := l.depthLocked() - depth; d != 0 {
+			l.cfg.Hooks.queueDepth(depth + d)
+			fx.depth += d
+		}
 	}
 	fx.running += l.running - running
 	return res, res.Outputs
@@ -145,6 +166,8 @@ func (l *Lanes[K]) clearPooledLocked(from int) {
 // keeps no key reachable.
 func (fx *effects[K]) take(from *effects[K]) {
 	fx.starts.append(&from.starts)
+	fx.uncounted += from.uncounted
+	from.uncounted = 0
 	if len(from.dropped) > 0 {
 		fx.dropped = append(fx.dropped, from.dropped...)
 		clear(from.dropped)
@@ -192,6 +215,10 @@ func (b bookkeeping[K]) SlotsInUse() int                        { return b.l.run
 // kept for reuse once it is over (stepLocked).
 func (b bookkeeping[K]) Forget(ln *lane[K]) {
 	delete(b.l.lanes, ln.key)
+	ln.mapped = false
+	if b.l.recent == ln {
+		b.l.recent = nil
+	}
 	if !ln.queued && !ln.reserved && !ln.run.held() && len(b.l.free) < maxFreeLanes {
 		b.l.free = append(b.l.free, ln)
 	}
@@ -206,14 +233,19 @@ func (b bookkeeping[K]) Fired(ln *lane[K], t policy.TriggerID, r policy.Result) 
 
 func (b bookkeeping[K]) Enqueue(ln *lane[K]) {
 	b.l.queue.push(ln)
-	ln.queuedAt = b.l.hookTime()
+	if b.l.timed {
+		ln.extra().queuedAt = b.l.hookTime()
+	}
 }
 
 func (b bookkeeping[K]) Dequeue(ln *lane[K], out policy.Outputs) {
 	b.l.queue.remove(ln)
-	if out.Has(policy.LaneOutputStart) && b.l.timed {
-		ln.waited = b.l.hookTime() - ln.queuedAt
-		b.l.cfg.Hooks.waited(ln.key, ln.waited)
+	if b.l.timed && out&policy.LaneOutputStart != 0 {
+		// The start that follows in this step reads it (Enqueue made
+		// the extra).
+		e := ln.ext
+		e.waited = b.l.hookTime() - e.queuedAt
+		b.l.cfg.Hooks.waited(ln.key, e.waited)
 	}
 }
 
@@ -233,7 +265,12 @@ func (b bookkeeping[K]) ReleaseSlot(ln *lane[K]) {
 	if b.l.cfg.Metrics != nil {
 		b.l.runs.remove(ln)
 	}
-	ln.run = activation{seq: ln.run.seq}
+	ln.run.ctx = nil // the seq kept
+	ln.returned, ln.left = false, false
+	if e := ln.ext; e != nil {
+		// A start without a wait in the queue waited 0.
+		e.ended, e.began, e.waited = nil, 0, 0
+	}
 }
 
 func (b bookkeeping[K]) Interrupt(ln *lane[K], t policy.TriggerID) {
