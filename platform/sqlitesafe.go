@@ -86,20 +86,33 @@ func SQLiteDir(fsys FS, dir, instead string) error {
 	case st.Mode().Perm()&0o022 != 0:
 		return fail(abs, fmt.Sprintf("other users may create files in it (mode %v)", modeText(st.Mode())))
 	}
-	for parent := filepath.Dir(abs); ; parent = filepath.Dir(parent) {
-		st, err := fsys.Stat(parent)
+	reason, err := untrustedAbove(fsys, filepath.Dir(abs))
+	if err != nil || reason == "" {
+		return err
+	}
+	return fail(abs, reason)
+}
+
+// untrustedAbove says why another user could move a name out of dir, or
+// dir out of its parents, or "" if nobody but this user and root can:
+// dir and every directory above it are owned by this user or root and
+// writable by their owner alone, or sticky. Links among them are judged
+// by what they point to, so dir should be free of them (EvalSymlinks).
+func untrustedAbove(fsys FS, dir string) (string, error) {
+	for ; ; dir = filepath.Dir(dir) {
+		st, err := fsys.Stat(dir)
 		if err != nil {
-			return err
+			return "", err
 		}
 		owner, _ := fileOwner(st)
 		switch {
 		case owner != 0 && owner != effectiveUID():
-			return fail(abs, fmt.Sprintf("%s above it belongs to uid %d, who may move it", parent, owner))
+			return fmt.Sprintf("%s above it belongs to uid %d, who may move it", dir, owner), nil
 		case st.Mode().Perm()&0o022 != 0 && st.Mode()&fs.ModeSticky == 0:
-			return fail(abs, fmt.Sprintf("other users may move it: %s above it is writable by them (mode %v, no sticky bit)", parent, modeText(st.Mode())))
+			return fmt.Sprintf("other users may move it: %s above it is writable by them (mode %v, no sticky bit)", dir, modeText(st.Mode())), nil
 		}
-		if filepath.Dir(parent) == parent {
-			return nil
+		if filepath.Dir(dir) == dir {
+			return "", nil
 		}
 	}
 }

@@ -38,7 +38,7 @@ func TestSQLiteDir(t *testing.T) {
 		link:         "symbolic link",
 		stickyParent: "mode 1777",
 	}
-	if os.Geteuid() == 0 {
+	if asRoot(t) {
 		foreign := mk("foreign", 0o755)
 		if err := os.Chown(foreign, nobody, nobody); err != nil {
 			t.Fatal(err)
@@ -107,7 +107,7 @@ func TestSQLiteFiles(t *testing.T) {
 			}
 		}, "-journal", "2 hard links"},
 	}
-	if os.Geteuid() == 0 {
+	if asRoot(t) {
 		cases = append(cases, struct {
 			name   string
 			plant  plant

@@ -1,9 +1,11 @@
 package platform
 
 import (
+	"errors"
 	"fmt"
 	"io/fs"
 	"os"
+	"path/filepath"
 )
 
 // UntrustedDirError reports a directory that another local user could
@@ -20,8 +22,10 @@ func (e *UntrustedDirError) Error() string {
 // TrustedDir returns an *UntrustedDirError unless dir is a directory
 // (not a link to one) owned by this user or root, that no other user can
 // write to, unless its sticky bit keeps them from replacing others'
-// files. Where ownership is unknown (windows), it checks only that dir is
-// a directory.
+// files, and no other user can move dir away or swap it for another:
+// every directory above it (links resolved) is owned by this user or
+// root and writable by its owner alone, or sticky. Where ownership is
+// unknown (windows), it checks only that dir is a directory.
 func TrustedDir(fsys FS, dir string) error {
 	st, err := fsys.Lstat(dir)
 	switch {
@@ -41,7 +45,39 @@ func TrustedDir(fsys FS, dir string) error {
 	case st.Mode().Perm()&0o022 != 0 && st.Mode()&fs.ModeSticky == 0:
 		return &UntrustedDirError{dir, fmt.Sprintf("other users may write in it (mode %v, no sticky bit)", st.Mode().Perm())}
 	}
-	return nil
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return err
+	}
+	parent, err := fsys.EvalSymlinks(filepath.Dir(abs))
+	if err != nil {
+		return err
+	}
+	reason, err := untrustedAbove(fsys, parent)
+	if err != nil || reason == "" {
+		return err
+	}
+	return &UntrustedDirError{dir, reason}
+}
+
+// TrustedToCreate returns TrustedDir's answer for the nearest directory
+// that exists at or above path, links resolved: where MkdirAll(path)
+// would create the missing directories, so that a directory another user
+// moved in the way makes this user create nothing there.
+func TrustedToCreate(fsys FS, path string) error {
+	for d := filepath.Clean(path); ; d = filepath.Dir(d) {
+		_, err := fsys.Lstat(d)
+		switch {
+		case err == nil:
+			real, err := fsys.EvalSymlinks(d)
+			if err != nil {
+				return err
+			}
+			return TrustedDir(fsys, real)
+		case !errors.Is(err, fs.ErrNotExist) || filepath.Dir(d) == d:
+			return err
+		}
+	}
 }
 
 // FileOwner returns the uid that owns the file st describes, where the

@@ -72,6 +72,11 @@ func Open(p *platform.Platform, dir string) (*Repository, error) {
 	if p.FS == nil {
 		return nil, &store.RepositoryError{Op: "open", Err: errors.New("the platform has no file system")}
 	}
+	// Nothing is created where another user could have moved a directory
+	// in the way: the nearest directory that exists must be trusted first.
+	if err := platform.TrustedToCreate(p.FS, dir); err != nil {
+		return nil, &store.RepositoryError{Op: "open", Err: err}
+	}
 	locksDir, fencesDir := filepath.Join(dir, locksDirName), filepath.Join(dir, fencesDirName)
 	for _, d := range []string{dir, locksDir, fencesDir} {
 		if err := p.FS.MkdirAll(d, keyfile.DirPerm); err != nil {

@@ -14,6 +14,7 @@ import (
 	"github.com/rivus/collab/lease/file"
 	"github.com/rivus/collab/lease/internal/repotest"
 	"github.com/rivus/collab/platform"
+	"github.com/rivus/collab/platform/platformtest"
 )
 
 // TestPlantedRecordFiles: a FIFO, a link to /dev/zero or a huge sparse
@@ -87,7 +88,7 @@ func TestUntrustedStoreDirectoryRefused(t *testing.T) {
 		}
 	}
 	cases := map[string]plant{"store writable by all": writable(""), ".locks writable by all": writable(".locks"), ".fences writable by all": writable(".fences")}
-	if os.Geteuid() == 0 {
+	if platformtest.Root(t) {
 		cases["store owned by nobody"] = func(t *testing.T, dir string) string {
 			if err := os.Mkdir(dir, 0o755); err != nil && !os.IsExist(err) {
 				t.Fatal(err)

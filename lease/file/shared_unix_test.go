@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/rivus/collab/lease/file"
 	"github.com/rivus/collab/lease/internal/repotest"
 	"github.com/rivus/collab/platform"
 	"github.com/rivus/collab/platform/platformtest"
@@ -81,4 +82,55 @@ func copyFile(from, to string, perm fs.FileMode) error {
 		return err
 	}
 	return os.Chmod(to, perm)
+}
+
+// TestStoreAnotherUserMayMoveRefused: a store another user could move
+// away or swap for a directory or link of their own, mid-lease, would
+// lose its records (a generation that starts again) or have this user
+// write where the link points. Open and OpenReadOnly refuse a store below
+// a directory others may write in without the sticky bit, or below one
+// another user owns, naming it, and create nothing there. In a sticky
+// directory (as under /tmp) the store is safe: nobody cannot move it.
+func TestStoreAnotherUserMayMoveRefused(t *testing.T) {
+	platformtest.NeedRoot(t)
+	open := platformtest.SharedDir(t, false)
+	wantRefused := func(what, dir, reason string) {
+		t.Helper()
+		for name, opener := range map[string]func(*platform.Platform, string) (*file.Repository, error){"Open": file.Open, "OpenReadOnly": file.OpenReadOnly} {
+			_, err := opener(platform.OS(), dir)
+			var ue *platform.UntrustedDirError
+			if !errors.As(err, &ue) || !strings.Contains(ue.Error(), reason) {
+				t.Errorf("%s of a store %s = %v, want an *UntrustedDirError saying %q", name, what, err, reason)
+			}
+		}
+	}
+
+	missing := filepath.Join(open, "store")
+	if _, err := file.Open(platform.OS(), missing); !errors.As(err, new(*platform.UntrustedDirError)) {
+		t.Errorf("Open of a new store in a directory all may write in = %v, want an *UntrustedDirError", err)
+	}
+	if _, err := os.Lstat(missing); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("the refused Open created the store: %v", err)
+	}
+
+	existing := filepath.Join(open, "existing")
+	if err := os.Mkdir(existing, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	wantRefused("below a directory all may write in", existing, "other users may move it: "+open+" above it is writable by them")
+
+	sticky := platformtest.SharedDir(t, true)
+	theirs := filepath.Join(sticky, "theirs")
+	platformtest.Plant(t, `mkdir -m 755 "$1"`, theirs)
+	inTheirs := filepath.Join(theirs, "store")
+	if err := os.Mkdir(inTheirs, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	wantRefused("in another user's directory", inTheirs, theirs+" above it belongs to uid 65534, who may move it")
+
+	safe := filepath.Join(sticky, "store")
+	openRepo(t, platform.OS(), safe)
+	if out, err := platformtest.AsNobody(t, `mv "$1" "$1.old"`, safe); err == nil {
+		t.Errorf("nobody moved a store out of a sticky directory: %s", out)
+	}
 }

@@ -85,18 +85,24 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 // read it, as they may a t.TempDir(); its names are what matters): the workers
 // append to the history files and the controller truncates the logs, so
 // an earlier run's files would be damaged and its history mixed with this
-// one's, and another user who owns the directory, or may write in it,
-// could swap its names for links to this user's files. Run creates a
-// missing directory, 0700. (Validate does not look at the directory: a
+// one's, and another user who owns the directory, or may write in it or
+// in a directory above it (platform.TrustedToCreate), could swap its names
+// for links to this user's files. Run creates a missing directory, 0700. (Validate does not look at the directory: a
 // caller may validate a Config before making its directory.)
 func checkRunDir(dir string, missing bool) error {
 	bad := func(err error, format string, args ...any) error {
 		return &ConfigError{Field: "Dir", Reason: fmt.Sprintf("%q ", dir) + fmt.Sprintf(format, args...), Err: err}
 	}
+	above := func() error {
+		if err := platform.TrustedToCreate(platform.OSFS(), dir); err != nil {
+			return bad(err, "cannot be trusted: %v", err)
+		}
+		return nil
+	}
 	info, err := os.Lstat(dir)
 	switch {
 	case missing && errors.Is(err, fs.ErrNotExist):
-		return nil
+		return above()
 	case err != nil:
 		return bad(err, "cannot be read: %v", err)
 	case info.Mode()&fs.ModeSymlink != 0:
@@ -108,6 +114,9 @@ func checkRunDir(dir string, missing bool) error {
 	}
 	if uid, ok := platform.FileOwner(info); ok && uid != os.Geteuid() {
 		return bad(nil, "belongs to uid %d; want a new directory, or an empty one of yours that only you can write in (0700)", uid)
+	}
+	if err := above(); err != nil {
+		return err
 	}
 	f, err := os.Open(dir)
 	if err != nil {

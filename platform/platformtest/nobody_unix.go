@@ -27,6 +27,21 @@ func NeedRoot(t testing.TB) {
 	t.Skip("acting as another local user needs root")
 }
 
+// Root reports whether t runs as root, for the cases of a test that
+// act as another user and are left out elsewhere, as NeedRoot skips a
+// whole test: with a line in the log, or under CI=true by failing t.
+func Root(t testing.TB) bool {
+	t.Helper()
+	if os.Geteuid() == 0 {
+		return true
+	}
+	if os.Getenv("CI") == "true" {
+		t.Fatal("CI must run the tests as root, to act as another local user")
+	}
+	t.Log("the cases that act as another local user need root: left out")
+	return false
+}
+
 // AsNobody runs the shell script as Nobody, with args as $1, $2, …, and
 // returns what it printed. The caller has called NeedRoot.
 func AsNobody(t testing.TB, script string, args ...string) (string, error) {
