@@ -26,6 +26,17 @@ func (osFS) TryLock(name string) (Unlocker, error) {
 	if errors.Is(err, unix.ELOOP) {
 		return nil, &fs.PathError{Op: "open", Path: name, Err: ErrSymlink}
 	}
+	if errors.Is(err, fs.ErrPermission) {
+		// fs.protected_regular refuses O_CREAT of another user's file in a
+		// sticky directory, even to root: say whose it is, if it is.
+		if g, gerr := openNoFollow(name); gerr == nil {
+			owned := checkOwnFile(g, name)
+			g.Close()
+			if owned != nil {
+				return nil, owned
+			}
+		}
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -46,7 +57,8 @@ func (osFS) TryLock(name string) (Unlocker, error) {
 // FileLocked reports whether an exclusive lock TryLock took is held on
 // name, by any process. It creates nothing and takes the lock only for as
 // long as the probe: it opens name read-only and tries a shared lock. A
-// missing file is not locked.
+// missing file is not locked; a file TryLock would refuse fails with
+// TryLock's error (ErrSymlink, ErrNotRegular, ErrNotOwned, ErrLinked).
 func FileLocked(name string) (bool, error) {
 	f, err := openNoFollow(name)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -56,10 +68,7 @@ func FileLocked(name string) (bool, error) {
 		return false, err
 	}
 	defer f.Close()
-	if st, err := f.Stat(); err != nil || !st.Mode().IsRegular() {
-		if err == nil {
-			err = &fs.PathError{Op: "open", Path: name, Err: ErrNotRegular}
-		}
+	if err := checkOwnFile(f, name); err != nil {
 		return false, err
 	}
 	switch err := unix.Flock(int(f.Fd()), unix.LOCK_SH|unix.LOCK_NB); {

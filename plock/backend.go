@@ -38,6 +38,9 @@ type held interface {
 // busyError says another process holds the lock.
 type busyError struct {
 	holder *platform.Identity // nil when unknown
+	// pid is the process the kernel names as holding the lock (a SQLite
+	// write lock, on this process table), or 0.
+	pid int
 }
 
 func (e *busyError) Error() string { return "plock: lock is held by another process" }

@@ -27,10 +27,17 @@ type HeldError struct {
 	// holder without a readable stamp, or a lock a task of this process
 	// is still making its first attempt at).
 	Holder *platform.Identity
+	// LockPID is the process the kernel names as holding a SQLite lock,
+	// on this process table, or 0 where it cannot tell. Holder is nil
+	// when the stamp names another process than this (stale, or planted).
+	LockPID int
 }
 
 func (e *HeldError) Error() string {
-	if e.Holder == nil {
+	switch {
+	case e.Holder == nil && e.LockPID != 0:
+		return fmt.Sprintf("plock: %s is held by pid %d", e.Path, e.LockPID)
+	case e.Holder == nil:
 		return fmt.Sprintf("plock: %s is held", e.Path)
 	}
 	return fmt.Sprintf("plock: %s is held by %s", e.Path, e.Holder)

@@ -54,7 +54,7 @@ func (b *fileBackend) attempt(_ context.Context, self *platform.Identity, _ time
 		case st.free:
 			continue
 		case !st.reclaimable:
-			return nil, &busyError{st.holder}
+			return nil, &busyError{holder: st.holder}
 		}
 		if err := b.reclaim(st.data); err != nil {
 			return nil, err
@@ -142,7 +142,7 @@ func (b *fileBackend) reclaim(judged []byte) error {
 		return nil // someone else reclaimed it already
 	}
 	if err != nil || !bytes.Equal(data, judged) {
-		return &busyError{readHolder(b.p.FS, b.path)} // a new holder replaced it
+		return &busyError{holder: readHolder(b.p.FS, b.path)} // a new holder replaced it
 	}
 	if monitoring {
 		b.reclaiming(judged)

@@ -305,10 +305,11 @@ type acquisition struct {
 	self     *platform.Identity
 	attempts int
 
-	held   held               // set by a successful attempt
-	holder *platform.Identity // set by a busy attempt
-	err    error              // set by a failed attempt
-	pause  platform.Backoff   // between attempts
+	held    held               // set by a successful attempt
+	holder  *platform.Identity // set by a busy attempt
+	lockPID int                // the kernel's holder of a busy attempt, or 0
+	err     error              // set by a failed attempt
+	pause   platform.Backoff   // between attempts
 }
 
 // drive carries out t's outputs until one of them returns from Acquire.
@@ -327,7 +328,7 @@ func (a *acquisition) drive(t *task, out policy.Outputs) (*Lock, error) {
 		case out.Has(outReturnLock):
 			return &Lock{path: a.path, holder: a.self, task: t, held: a.held}, nil
 		case out.Has(outReturnHeld):
-			return nil, &HeldError{Path: a.path, Holder: a.heldBy(t)}
+			return nil, &HeldError{Path: a.path, Holder: a.heldBy(t), LockPID: a.heldByPID()}
 		case out.Has(outReturnError):
 			return nil, a.err
 		case out.Has(outReturnCause):
@@ -351,6 +352,15 @@ func (a *acquisition) heldBy(t *task) *platform.Identity {
 		return t.seen
 	}
 	return a.holder
+}
+
+// heldByPID is the kernel's holder a HeldError names, or 0: that of the
+// last attempt, if any was made.
+func (a *acquisition) heldByPID() int {
+	if a.attempts == 0 {
+		return 0
+	}
+	return a.lockPID
 }
 
 // attempt makes one attempt at the lock. The policy ignores an abort
@@ -384,7 +394,7 @@ func (a *acquisition) attempt(t *task) policy.Outputs {
 		a.held = h
 		return turns.fireSeen(t, trAcquired, a.self)
 	case errors.As(err, &busy):
-		a.holder = busy.holder
+		a.holder, a.lockPID = busy.holder, busy.pid
 		return turns.fireSeen(t, trBusy, busy.holder)
 	}
 	a.err = err

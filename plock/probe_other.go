@@ -7,7 +7,7 @@ func sqliteLockHeld(string) (bool, int, error) { return false, 0, nil }
 
 // sqliteWriteLocked is not used where there are no POSIX locks to query:
 // an attempt asks SQLite, with its busy wait.
-func sqliteWriteLocked(string) bool { return false }
+func sqliteWriteLocked(string) (bool, int) { return false, 0 }
 
 // probeSupported: IsHeld opens the database through SQLite here, and an
 // attempt asks SQLite alone.

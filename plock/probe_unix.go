@@ -93,22 +93,26 @@ func writeLockOwner(f *os.File) (locked bool, pid int, err error) {
 
 // sqliteWriteLocked is an attempt's hint: it reports whether another
 // process has a write lock on SQLite's lock bytes of the database at path
-// (it holds the lock, or is taking it), so that the attempt is refused
+// (it holds the lock, or is taking it), and which (its pid on this
+// process table, or 0 if the kernel cannot tell), so that the attempt is refused
 // without opening SQLite and waiting its busy timeout, which is for a
 // check in progress. The descriptor is probeFile's: opened without
 // following a link, kept open, and checked here to be a regular file.
 // Anything else (no file yet, a failed query) answers false and leaves
 // the answer to SQLite, as does a holder that comes after the query.
-func sqliteWriteLocked(path string) bool {
+func sqliteWriteLocked(path string) (bool, int) {
 	f, err := probeFile(path)
 	if f == nil || err != nil {
-		return false
+		return false, 0
 	}
 	if st, err := f.Stat(); err != nil || !st.Mode().IsRegular() {
-		return false
+		return false, 0
 	}
-	locked, _, err := writeLockOwner(f)
-	return locked && err == nil
+	locked, pid, err := writeLockOwner(f)
+	if !locked || err != nil {
+		return false, 0
+	}
+	return true, pid
 }
 
 // firstOr0 returns the first of pids, or 0.

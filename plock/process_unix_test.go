@@ -262,6 +262,12 @@ func TestInspectTellsAPlantedStamp(t *testing.T) {
 	if err != nil || !r.Held || r.LockPID != holder.Pid() || !r.StampMismatch || r.Holder.PID != 1 {
 		t.Fatalf("Inspect with a stamp naming pid 1 = %+v, %v; want held by pid %d, the stamp a mismatch", r, err, holder.Pid())
 	}
+	// A refused acquisition names the kernel's holder, not the stamp's.
+	_, err = Acquire(context.Background(), sqlite.OS(), path, Options{})
+	var held *HeldError
+	if !errors.As(err, &held) || held.Holder != nil || held.LockPID != holder.Pid() || !strings.Contains(err.Error(), fmt.Sprintf("held by pid %d", holder.Pid())) {
+		t.Fatalf("Acquire beside a stamp naming pid 1 = %v (%+v); want a *HeldError naming pid %d alone", err, held, holder.Pid())
+	}
 }
 
 // sqliteTry is one try at a SQLite lock as testHookSQLiteTry hears it.

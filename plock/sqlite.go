@@ -82,14 +82,23 @@ func (b *sqliteBackend) attempt(ctx context.Context, self *platform.Identity, bu
 	if err := platform.SQLiteFiles(b.p.FS, b.path); err != nil {
 		return nil, fmt.Errorf("plock: SQLite lock %s: %w", b.path, err)
 	}
-	locked := kernelKnows(b.p) && sqliteWriteLocked(b.path)
+	locked, pid := false, 0
+	if kernelKnows(b.p) {
+		locked, pid = sqliteWriteLocked(b.path)
+	}
 	if testHookSQLiteTry != nil {
 		testHookSQLiteTry(busy, locked)
 	}
 	if locked {
 		// Another process holds the lock or is taking it: refused now, as
-		// SQLite would after its busy wait, which is for a check only.
-		return nil, &writeLockedError{&busyError{readHolder(b.p.FS, b.path+holderSuffix)}}
+		// SQLite would after its busy wait, which is for a check only. A
+		// stamp that names another process than the kernel does (stale,
+		// or planted) is not the holder.
+		holder := readHolder(b.p.FS, b.path+holderSuffix)
+		if stampMismatch(b.p, holder, pid) {
+			holder = nil
+		}
+		return nil, &writeLockedError{&busyError{holder, pid}}
 	}
 	// The lock database is private (0600): a user who could read it could
 	// hold a read transaction open and keep every holder out. Created
@@ -123,7 +132,7 @@ func (b *sqliteBackend) attempt(ctx context.Context, self *platform.Identity, bu
 		if _, err := conn.ExecContext(ctx, stmt); err != nil {
 			cerr := errors.Join(conn.Close(), db.Close())
 			if code := platform.SQLiteCode(err); code == platform.SQLiteBusy || code == platform.SQLiteLocked {
-				return nil, &busyError{readHolder(b.p.FS, b.path+holderSuffix)}
+				return nil, &busyError{holder: readHolder(b.p.FS, b.path+holderSuffix)}
 			}
 			return nil, errors.Join(fmt.Errorf("plock: take SQLite lock %s: %w", b.path, err), cerr)
 		}

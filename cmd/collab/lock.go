@@ -120,6 +120,9 @@ func lockFailed(stderr io.Writer, path string, err error) int {
 	case errors.As(err, &held) && held.Holder != nil:
 		fmt.Fprintf(stderr, "collab lock: %s is held by pid %d on %s\n", path, held.Holder.PID, platform.Printable(held.Holder.Host))
 		return exitHeld
+	case errors.As(err, &held) && held.LockPID != 0:
+		fmt.Fprintf(stderr, "collab lock: %s is held by pid %d\n", path, held.LockPID)
+		return exitHeld
 	case errors.Is(err, plock.ErrHeld):
 		fmt.Fprintf(stderr, "collab lock: %s is held (holder unknown)\n", path)
 		return exitHeld
@@ -271,10 +274,19 @@ func runLockStatus(args []string, stdout, stderr io.Writer) int {
 	path := fs.Arg(0)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	r, err := plock.Inspect(ctx, lockPlatform(*lockFile), path)
+	p := lockPlatform(*lockFile)
+	r, err := plock.Inspect(ctx, p, path)
 	if err != nil {
 		fmt.Fprintf(stderr, "collab lock status: %v\n", err)
 		return 2
+	}
+	if !*lockFile {
+		// What another user may have planted there (a database a reader
+		// of theirs keeps busy) is no lock of collab's: say why it
+		// refuses the path, whatever the status.
+		if err := platform.SQLiteDir(p.FS, filepath.Dir(path), "collab lock --lock-file, which every user of the lock must then use"); errors.As(err, new(*platform.SharedDirError)) {
+			fmt.Fprintf(stderr, "collab lock status: warning: %v; collab lock refuses it\n", err)
+		}
 	}
 	guarded, guardPIDs := false, []int(nil)
 	if !r.Held {

@@ -64,6 +64,13 @@ func TestPlantedGuardRefused(t *testing.T) {
 	if code != 1 || out != "" || !strings.Contains(errOut, lock+".guard") || !strings.Contains(errOut, "belongs to another user (uid 65534)") {
 		t.Errorf("another user's guard: exit %d, stdout %q, stderr %q; want 1, naming the guard and its owner", code, out, errOut)
 	}
+	// lock status judges the guard's owner before whether it is held (by
+	// its owner, maybe): it blames no earlier command for it.
+	code, out, errOut = runCLI(t, "", "lock", "status", "--lock-file", lock)
+	if code != 1 || !strings.Contains(out, "free") || strings.Contains(out, "earlier command") ||
+		!strings.Contains(errOut, lock+".guard") || !strings.Contains(errOut, "belongs to another user (uid 65534)") || !strings.Contains(errOut, "collab lock refuses it") {
+		t.Errorf("status of another user's guard: exit %d, stdout %q, stderr %q; want free, naming the guard, its owner and the refusal", code, out, errOut)
+	}
 	private := filepath.Join(t.TempDir(), "app.lock")
 	victim := filepath.Join(t.TempDir(), "victim")
 	if err := os.WriteFile(victim, []byte("root's"), 0o600); err != nil {
@@ -94,5 +101,24 @@ func TestLockStatusNamesAPlantedGuard(t *testing.T) {
 	code, out, errOut = runCLI(t, "", "lock", path, "--", "echo", "ran")
 	if code != 1 || out != "" || !strings.Contains(errOut, path+guardSuffix) || !strings.Contains(errOut, "not a regular file") {
 		t.Errorf("lock: exit %d, stdout %q, stderr %q; want refused, naming the guard", code, out, errOut)
+	}
+}
+
+// TestLockStatusSaysASharedDirIsRefused: a SQLite lock another user
+// planted in a sticky directory (a database a reader of theirs could
+// keep busy) is no lock collab takes there: lock status says that
+// collab lock refuses the directory, and why, beside what it finds.
+func TestLockStatusSaysASharedDirIsRefused(t *testing.T) {
+	platformtest.NeedRoot(t)
+	dir := platformtest.SharedDir(t, true)
+	lock := filepath.Join(dir, "x.lock")
+	platformtest.Plant(t, `: > "$1" && chmod 666 "$1"`, lock)
+	code, out, errOut := runCLI(t, "", "lock", "status", lock)
+	if code != 1 || !strings.Contains(out, "free") || !strings.Contains(errOut, dir+": no SQLite database is kept here") ||
+		!strings.Contains(errOut, "collab lock refuses it") {
+		t.Errorf("status of a lock in a sticky directory: exit %d, stdout %q, stderr %q; want its state and the refusal, naming %s", code, out, errOut, dir)
+	}
+	if code, _, errOut := runCLI(t, "", "lock", "status", "--lock-file", lock); strings.Contains(errOut, "no SQLite database") {
+		t.Errorf("status in the lock-file mode warned of SQLite: exit %d, stderr %q", code, errOut)
 	}
 }
