@@ -10,10 +10,12 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/rivus/collab/lease"
 	"github.com/rivus/collab/lease/file"
 	"github.com/rivus/collab/lease/internal/repotest"
 	"github.com/rivus/collab/platform"
 	"github.com/rivus/collab/platform/platformtest"
+	"golang.org/x/sys/unix"
 )
 
 // TestOtherUsersFilesRefused: in a sticky store directory (1777, as under
@@ -22,8 +24,8 @@ import (
 // named, not trusted (the listing shows its key, whose load says so); a
 // directory it makes where a long key's record is nested, or a link
 // there, fails that key, naming it, and nothing is written through it;
-// its directories, however deep, do not stop the listing. Other keys
-// work.
+// its directories, however deep (deeper than PATH_MAX), do not stop the
+// listing. Other keys work.
 func TestOtherUsersFilesRefused(t *testing.T) {
 	platformtest.NeedRoot(t)
 	dir := platformtest.SharedDir(t, true)
@@ -43,12 +45,17 @@ func TestOtherUsersFilesRefused(t *testing.T) {
 	long := strings.Repeat("k", 250)
 	nest := filepath.Join(dir, strings.Repeat("k", 200))
 	deep := filepath.Join(dir, "deep")
-	platformtest.Plant(t, `cp "$2" "$1" && mkdir "$3" && mkdir -p "$4/a/b/c/d/e/f" && ln -s /root "$5"`,
-		record, forged, nest, deep, filepath.Join(dir, strings.Repeat("j", 200)))
+	platformtest.Plant(t, `cp "$2" "$1" && mkdir "$3" && ln -s /root "$4"`,
+		record, forged, nest, filepath.Join(dir, strings.Repeat("j", 200)))
+	nestDeeperThanPathMax(t, deep)
 	_, _, err := r.Load(t.Context(), "job")
 	repotest.WantCorrupt(t, err, "load", "job", record, "belongs to another user")
 	_, err = r.Save(t.Context(), "job", repotest.Snap(1), 1)
 	repotest.WantCorrupt(t, err, "save", "job", record, "belongs to another user")
+	// A forced break does not write over it at the generation after
+	// 2^64-2, which would leave the key unleasable: it is left for a human.
+	_, err = lease.Break(t.Context(), r, platform.OS(), "job", true)
+	repotest.WantCorrupt(t, err, "load", "job", record, "belongs to another user")
 
 	for key, where := range map[string]string{long: nest, strings.Repeat("j", 250): filepath.Join(dir, strings.Repeat("j", 200))} {
 		_, err = r.Save(t.Context(), key, repotest.Snap(1), 0)
@@ -70,6 +77,33 @@ func TestOtherUsersFilesRefused(t *testing.T) {
 	if st, err := os.Lstat(record); err != nil || st.Size() == 0 {
 		t.Errorf("the refused record was changed: %v", err)
 	}
+}
+
+// nestDeeperThanPathMax makes at dir a chain of directories "d/d/…/d"
+// longer than PATH_MAX (4096 bytes), each nobody's, one level at a time
+// through descriptors, as a shell could not (it tracks its path).
+func nestDeeperThanPathMax(t *testing.T, dir string) {
+	t.Helper()
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	fd, err := unix.Open(dir, unix.O_DIRECTORY|unix.O_NOFOLLOW, 0)
+	for i := 0; err == nil && i < 2100; i++ {
+		err = unix.Fchown(fd, platformtest.Nobody, platformtest.Nobody)
+		if err == nil {
+			err = unix.Mkdirat(fd, "d", 0o755)
+		}
+		if err == nil {
+			var next int
+			next, err = unix.Openat(fd, "d", unix.O_DIRECTORY|unix.O_NOFOLLOW, 0)
+			unix.Close(fd)
+			fd = next
+		}
+	}
+	if err != nil {
+		t.Fatalf("nesting directories: %v", err)
+	}
+	unix.Close(fd)
 }
 
 // copyFile copies from to a new file to with mode perm.
