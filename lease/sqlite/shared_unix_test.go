@@ -3,6 +3,7 @@
 package sqlite_test
 
 import (
+	"bytes"
 	"errors"
 	"os"
 	"path/filepath"
@@ -59,7 +60,9 @@ func TestSharedDirRefused(t *testing.T) {
 // own single-link file, beside a database in a private directory (only
 // root or the owner could have put it there, or it is left from another
 // user's time), is refused by name before SQLite can replay it; once it
-// is gone the records are what they were.
+// is gone the records are what they were. The -wal is a real one, made
+// on a copy of the database, that rewinds the record's generation from 2
+// to 1: plain SQLite, opening a copy of both, replays it (the control).
 func TestPlantedWALNeverChangesAGeneration(t *testing.T) {
 	platformtest.NeedRoot(t)
 	db := filepath.Join(t.TempDir(), "leases.db")
@@ -71,19 +74,23 @@ func TestPlantedWALNeverChangesAGeneration(t *testing.T) {
 		t.Fatal(err)
 	}
 	wal := db + "-wal"
-	if err := os.WriteFile(wal, []byte("not a WAL of ours"), 0o666); err != nil {
+	rewind := rewindingWAL(t, db)
+	if err := os.WriteFile(wal, rewind, 0o666); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.Chown(wal, platformtest.Nobody, platformtest.Nobody); err != nil {
 		t.Fatal(err)
+	}
+	if gen := replayedGeneration(t, db, rewind); gen != 1 {
+		t.Fatalf("the control: plain SQLite reads generation %d over the planted -wal, want 1 (the -wal is no real threat)", gen)
 	}
 	_, err := sqlite.Open(platformsqlite.OS(), db)
 	var fe *platform.SQLiteFileError
 	if !errors.As(err, &fe) || fe.Path != wal {
 		t.Fatalf("Open beside a -wal of uid %d = %v, want a *platform.SQLiteFileError naming it", platformtest.Nobody, err)
 	}
-	if data, err := os.ReadFile(wal); err != nil || string(data) != "not a WAL of ours" {
-		t.Fatalf("the refused -wal was changed: %q, %v", data, err)
+	if data, err := os.ReadFile(wal); err != nil || !bytes.Equal(data, rewind) {
+		t.Fatalf("the refused -wal was changed (%v)", err)
 	}
 	if err := os.Remove(wal); err != nil {
 		t.Fatal(err)
@@ -91,6 +98,65 @@ func TestPlantedWALNeverChangesAGeneration(t *testing.T) {
 	r = repotest.OpenSQLite(t, platformsqlite.OS(), db)
 	if rec, ok, err := r.Load(t.Context(), "k"); err != nil || !ok || rec.Snapshot.Generation != 2 {
 		t.Fatalf("after the refusal: %+v, %v, %v; want generation 2", rec, ok, err)
+	}
+}
+
+// rewindingWAL returns a -wal that sets key k's generation in db to 1:
+// written on a copy of db, and taken while the copy is open, before a
+// checkpoint folds it in.
+func rewindingWAL(t *testing.T, db string) []byte {
+	t.Helper()
+	cp := filepath.Join(t.TempDir(), "copy.db")
+	copyTo(t, db, cp, 0o600)
+	c, err := platformsqlite.OS().SQLite.Open(cp, platform.SQLiteOptions{JournalMode: "WAL"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	c.SetMaxOpenConns(1)
+	if _, err := c.Exec("PRAGMA wal_autocheckpoint = 0"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Exec("UPDATE leases SET generation = 1 WHERE key = 'k'"); err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(cp + "-wal")
+	if err != nil || len(data) == 0 {
+		t.Fatalf("the copy's -wal: %d bytes, %v", len(data), err)
+	}
+	return data
+}
+
+// replayedGeneration copies db with wal beside it and reads key k's
+// generation through plain SQLite, which replays the -wal.
+func replayedGeneration(t *testing.T, db string, wal []byte) int64 {
+	t.Helper()
+	cp := filepath.Join(t.TempDir(), "control.db")
+	copyTo(t, db, cp, 0o600)
+	if err := os.WriteFile(cp+"-wal", wal, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	c, err := platformsqlite.OS().SQLite.Open(cp, platform.SQLiteOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	var gen int64
+	if err := c.QueryRow("SELECT generation FROM leases WHERE key = 'k'").Scan(&gen); err != nil {
+		t.Fatal(err)
+	}
+	return gen
+}
+
+// copyTo copies the file from to a new file to, with mode perm.
+func copyTo(t *testing.T, from, to string, perm os.FileMode) {
+	t.Helper()
+	data, err := os.ReadFile(from)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(to, data, perm); err != nil {
+		t.Fatal(err)
 	}
 }
 
