@@ -3,6 +3,7 @@
 package platform
 
 import (
+	"cmp"
 	"errors"
 	"os"
 	"path/filepath"
@@ -108,17 +109,22 @@ func TestSQLiteFiles(t *testing.T) {
 		}, "-journal", "2 hard links"},
 	}
 	if asRoot(t) {
-		cases = append(cases, struct {
-			name   string
-			plant  plant
-			file   string
-			reason string
-		}{"another user's -wal", func(t *testing.T, db string) {
-			write("-wal", 0o600)(t, db)
-			if err := os.Chown(db+"-wal", nobody, nobody); err != nil {
-				t.Fatal(err)
+		theirs := func(suffix string) plant {
+			return func(t *testing.T, db string) {
+				write(suffix, 0o600)(t, db)
+				if err := os.Chown(db+suffix, nobody, nobody); err != nil {
+					t.Fatal(err)
+				}
 			}
-		}, "-wal", "belongs to uid 65534"})
+		}
+		for _, suffix := range []string{"", "-wal", "-shm"} {
+			cases = append(cases, struct {
+				name   string
+				plant  plant
+				file   string
+				reason string
+			}{"another user's " + cmp.Or(suffix, "database"), theirs(suffix), suffix, "belongs to uid 65534"})
+		}
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
