@@ -2,14 +2,9 @@ package platform
 
 import (
 	"bytes"
-	"encoding/json"
-	"errors"
 	"fmt"
 	"strconv"
-	"unicode"
 	"unicode/utf8"
-
-	"github.com/rivus/collab/internal/jsontail"
 )
 
 // Identity names one process for as long as it lives, and never another.
@@ -45,7 +40,7 @@ const MaxIdentityJSON = 4096
 type IdentityError struct {
 	Field  string // the offending JSON field, or "" for the document
 	Reason string
-	Err    error // the underlying decoding error, if any
+	Err    error // the underlying decoding error, with its offset, if any
 }
 
 func (e *IdentityError) Error() string {
@@ -64,7 +59,9 @@ func (e *IdentityError) Unwrap() error { return e.Err }
 
 // ParseIdentity decodes and validates the JSON form of an identity. It
 // fails with an *IdentityError on anything but one valid identity object;
-// unknown fields are ignored so that newer writers stay readable.
+// unknown fields are ignored so that newer writers stay readable. It
+// reads what encoding/json's Decoder reads into an Identity, and fails
+// where it fails.
 func ParseIdentity(data []byte) (Identity, error) {
 	if len(data) > MaxIdentityJSON {
 		return Identity{}, &IdentityError{Reason: fmt.Sprintf("%d bytes, more than %d", len(data), MaxIdentityJSON)}
@@ -72,17 +69,13 @@ func ParseIdentity(data []byte) (Identity, error) {
 	if len(bytes.TrimSpace(data)) == 0 {
 		return Identity{}, &IdentityError{Reason: "empty"}
 	}
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.UseNumber()
-	var id Identity
-	if err := dec.Decode(&id); err != nil {
-		var typeErr *json.UnmarshalTypeError
-		if errors.As(err, &typeErr) {
-			return Identity{}, &IdentityError{Field: typeErr.Field, Reason: "wrong type", Err: err}
-		}
-		return Identity{}, &IdentityError{Reason: "not a JSON object", Err: err}
+	id, end, err := decodeIdentity(data)
+	if err != nil {
+		return Identity{}, err
 	}
-	if jsontail.Trailing(dec, data) {
+	// bytes.TrimSpace, not JSON's white space: this is the test stamps
+	// have always passed.
+	if len(bytes.TrimSpace(data[end:])) > 0 {
 		return Identity{}, &IdentityError{Reason: "trailing data after the object"}
 	}
 	if err := id.Validate(); err != nil {
@@ -117,50 +110,27 @@ func (id Identity) Validate() error {
 	return nil
 }
 
-// Marshal returns the stable JSON form of id: what json.Marshal writes.
-// It writes it itself when the strings need no escape, as host names and
-// boot ids do not: json.Marshal would first work out the type's encoder
-// by reflection, which costs a short-lived process (collab lock, which
-// stamps its lock) some 40 us.
+// Marshal returns the stable JSON form of id: what json.Marshal writes,
+// escapes included, without encoding/json.
 func (id Identity) Marshal() []byte {
-	if plainJSON(id.Host) && plainJSON(id.BootID) {
-		b := make([]byte, 0, len(identityJSONWords)+len(id.Host)+len(id.BootID)+3*20)
-		b = append(b, `{"host":"`...)
-		b = append(b, id.Host...)
-		b = append(b, `","bootId":"`...)
-		b = append(b, id.BootID...)
-		b = append(b, `","pid":`...)
-		b = strconv.AppendInt(b, int64(id.PID), 10)
-		b = append(b, `,"startTime":`...)
-		b = strconv.AppendUint(b, id.StartTime, 10)
-		if id.PIDNamespace != 0 {
-			b = append(b, `,"pidNamespace":`...)
-			b = strconv.AppendUint(b, id.PIDNamespace, 10)
-		}
-		return append(b, '}')
+	b := make([]byte, 0, len(identityJSONWords)+len(id.Host)+len(id.BootID)+3*20)
+	b = append(b, `{"host":`...)
+	b = appendJSONString(b, id.Host)
+	b = append(b, `,"bootId":`...)
+	b = appendJSONString(b, id.BootID)
+	b = append(b, `,"pid":`...)
+	b = strconv.AppendInt(b, int64(id.PID), 10)
+	b = append(b, `,"startTime":`...)
+	b = strconv.AppendUint(b, id.StartTime, 10)
+	if id.PIDNamespace != 0 {
+		b = append(b, `,"pidNamespace":`...)
+		b = strconv.AppendUint(b, id.PIDNamespace, 10)
 	}
-	b, err := json.Marshal(id)
-	if err != nil {
-		panic("platform: marshal identity: " + err.Error()) // cannot happen: plain fields
-	}
-	return b
+	return append(b, '}')
 }
 
 // identityJSONWords is what Marshal writes besides the values.
 const identityJSONWords = `{"host":"","bootId":"","pid":,"startTime":,"pidNamespace":}`
-
-// plainJSON reports whether json.Marshal writes s as it is, between
-// quotes: ASCII without control characters (DEL aside), the quote, the
-// backslash or the characters it escapes for HTML.
-func plainJSON(s string) bool {
-	for i := 0; i < len(s); i++ {
-		switch c := s[i]; {
-		case c < 0x20 || c >= utf8.RuneSelf, c == '"', c == '\\', c == '<', c == '>', c == '&':
-			return false
-		}
-	}
-	return true
-}
 
 // SameProcessTable reports whether id and other live under one kernel boot
 // and pid namespace, so that one's pid means the same process to the other.
@@ -186,7 +156,7 @@ func hostOrUnknown(h string) string {
 // can write; what prints them prints this.
 func Printable(s string) string {
 	for _, r := range s {
-		if !unicode.IsGraphic(r) || r == utf8.RuneError {
+		if !strconv.IsGraphic(r) || r == utf8.RuneError {
 			return strconv.Quote(s)
 		}
 	}

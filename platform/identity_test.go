@@ -3,7 +3,6 @@ package platform
 import (
 	"encoding/json"
 	"errors"
-	"io"
 	"reflect"
 	"strconv"
 	"strings"
@@ -68,8 +67,8 @@ func TestMarshalIsJSONMarshal(t *testing.T) {
 	for c := range 256 {
 		s := string([]byte{byte(c)})
 		want, _ := json.Marshal(s)
-		if plain := plainJSON(s); plain != (string(want) == `"`+s+`"`) {
-			t.Errorf("plainJSON(%q) = %v, but json.Marshal writes %s", s, plain, want)
+		if got := appendJSONString(nil, s); string(got) != string(want) {
+			t.Errorf("appendJSONString(%q) = %s, but json.Marshal writes %s", s, got, want)
 		}
 	}
 }
@@ -167,19 +166,29 @@ func TestParseIdentityRejects(t *testing.T) {
 	}
 }
 
-func TestIdentityErrorUnwraps(t *testing.T) {
-	_, err := ParseIdentity([]byte(`{"host":"h","bootId":"b","pid":"5","startTime":9}`))
-	var typeErr *json.UnmarshalTypeError
-	if !errors.As(err, &typeErr) {
-		t.Fatalf("%v does not wrap the *json.UnmarshalTypeError", err)
-	}
-	_, err = ParseIdentity([]byte(`pid 5`))
-	var syntaxErr *json.SyntaxError
-	if !errors.As(err, &syntaxErr) {
-		t.Errorf("%v does not wrap the *json.SyntaxError", err)
-	}
-	if _, err = ParseIdentity([]byte(`{"pid":5`)); !errors.Is(err, io.ErrUnexpectedEOF) {
-		t.Errorf("%v does not wrap io.ErrUnexpectedEOF", err)
+// TestIdentityErrorOffset: a decoding error says where in the document it is.
+func TestIdentityErrorOffset(t *testing.T) {
+	for _, tt := range []struct {
+		in     string
+		offset int
+		msg    string
+	}{
+		{`{"host":"h","bootId":"b","pid":"5","startTime":9}`, strings.Index(`{"host":"h","bootId":"b","pid":"5","startTime":9}`, `"5"`), "want int, got string"},
+		{`{"pid":5.5}`, 7, "want int, got number 5.5"},
+		{`[1]`, 0, "want object, got array"},
+		{`pid 5`, 0, "invalid character 'p' looking for beginning of value"},
+		{`{"pid":5`, 8, "unexpected end of JSON input"},
+		{`{"pid":5,}`, 9, "invalid character '}' looking for beginning of object key string"},
+	} {
+		_, err := ParseIdentity([]byte(tt.in))
+		var je *identityJSONError
+		if !errors.As(err, &je) || je.Offset != tt.offset || je.Msg != tt.msg {
+			t.Errorf("ParseIdentity(%s) = %v; want the error %q at offset %d", tt.in, err, tt.msg, tt.offset)
+			continue
+		}
+		if want := "offset " + strconv.Itoa(tt.offset) + ": " + tt.msg; !strings.HasSuffix(err.Error(), want) {
+			t.Errorf("message %q does not end in %q", err, want)
+		}
 	}
 }
 
