@@ -37,7 +37,8 @@ func (osFS) TryLock(name string) (Unlocker, error) {
 
 // FileLocked reports whether an exclusive lock TryLock took is held on
 // name. It creates nothing: it opens name read-only and tries a shared
-// lock. A missing file is not locked.
+// lock. A missing file is not locked; a link fails with ErrSymlink (the
+// file's owner and links are not judged here).
 func FileLocked(name string) (bool, error) {
 	if st, err := os.Lstat(name); err == nil && st.Mode()&fs.ModeSymlink != 0 {
 		return false, &fs.PathError{Op: "open", Path: name, Err: ErrSymlink}

@@ -6,6 +6,8 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 )
 
 // UntrustedDirError reports a directory that another local user could
@@ -43,7 +45,7 @@ func TrustedDir(fsys FS, dir string) error {
 	case owner != 0 && owner != effectiveUID():
 		return &UntrustedDirError{dir, fmt.Sprintf("it belongs to uid %d", owner)}
 	case st.Mode().Perm()&0o022 != 0 && st.Mode()&fs.ModeSticky == 0:
-		return &UntrustedDirError{dir, fmt.Sprintf("other users may write in it (mode %v, no sticky bit)", st.Mode().Perm())}
+		return &UntrustedDirError{dir, fmt.Sprintf("other users may write in it (mode %v, no sticky bit)", modeText(st.Mode()))}
 	}
 	abs, err := filepath.Abs(dir)
 	if err != nil {
@@ -60,24 +62,133 @@ func TrustedDir(fsys FS, dir string) error {
 	return &UntrustedDirError{dir, reason}
 }
 
-// TrustedToCreate returns TrustedDir's answer for the nearest directory
-// that exists at or above path, links resolved: where MkdirAll(path)
-// would create the missing directories, so that a directory another user
-// moved in the way makes this user create nothing there.
-func TrustedToCreate(fsys FS, path string) error {
-	for d := filepath.Clean(path); ; d = filepath.Dir(d) {
+// TrustedToCreate returns path resolved by TrustedPath, for the caller
+// to use instead of path from then on, once TrustedDir approves the
+// nearest directory that exists at or above it: where MkdirAll would
+// create the missing ones, so that a directory another user moved in the
+// way makes this user create nothing there.
+func TrustedToCreate(fsys FS, path string) (string, error) {
+	resolved, err := TrustedPath(fsys, path)
+	if err != nil {
+		return "", err
+	}
+	for d := resolved; ; d = filepath.Dir(d) {
 		_, err := fsys.Lstat(d)
 		switch {
 		case err == nil:
-			real, err := fsys.EvalSymlinks(d)
-			if err != nil {
-				return err
+			if err := TrustedDir(fsys, d); err != nil {
+				return "", err
 			}
-			return TrustedDir(fsys, real)
+			return resolved, nil
 		case !errors.Is(err, fs.ErrNotExist) || filepath.Dir(d) == d:
-			return err
+			return "", err
 		}
 	}
+}
+
+// maxLinks bounds the symbolic links TrustedPath follows, as the
+// kernel's ELOOP does.
+const maxLinks = 40
+
+// TrustedPath returns path, absolute, with every symbolic link above its
+// last element resolved, for the caller to use instead of path from then
+// on: a link another user points elsewhere afterwards is no longer
+// followed. The last element is kept as it is, for the caller to judge
+// (TrustedDir refuses a link there). It refuses, with an
+// *UntrustedDirError naming it, a link on the way that another user owns,
+// or that lies where another user could replace it (as TrustedDir judges
+// the directories above a directory). ".." is taken after the link before
+// it, as the kernel takes it. Missing directories are kept as they are,
+// for MkdirAll to create; ".." below one is refused. Where ownership is
+// unknown (windows), it returns filepath.Abs(path).
+func TrustedPath(fsys FS, path string) (string, error) {
+	if !ownersKnown {
+		return filepath.Abs(path)
+	}
+	abs := path
+	if !filepath.IsAbs(path) {
+		wd, err := os.Getwd()
+		if err != nil {
+			return "", err
+		}
+		abs = wd + string(filepath.Separator) + path
+	}
+	elems := pathElems(abs)
+	last := len(elems) - 1
+	if last < 0 || elems[last] == ".." {
+		return resolveLinks(fsys, path, elems)
+	}
+	parent, err := resolveLinks(fsys, path, elems[:last])
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(parent, elems[last]), nil
+}
+
+// resolveLinks walks elems from the root as the kernel would, judging
+// each link on the way as TrustedPath says, and returns the directory
+// reached, with the missing end of elems kept.
+func resolveLinks(fsys FS, path string, elems []string) (string, error) {
+	todo, cur, links := slices.Clone(elems), string(filepath.Separator), 0
+	for len(todo) > 0 {
+		elem := todo[0]
+		todo = todo[1:]
+		if elem == ".." {
+			cur = filepath.Dir(cur)
+			continue
+		}
+		next := filepath.Join(cur, elem)
+		st, err := fsys.Lstat(next)
+		if errors.Is(err, fs.ErrNotExist) {
+			if slices.Contains(todo, "..") {
+				return "", &fs.PathError{Op: "resolve", Path: path, Err: errors.New(`".." below a missing directory`)}
+			}
+			return filepath.Join(append([]string{next}, todo...)...), nil
+		}
+		if err != nil {
+			return "", err
+		}
+		if st.Mode()&fs.ModeSymlink == 0 {
+			cur = next
+			continue
+		}
+		if links++; links > maxLinks {
+			return "", &fs.PathError{Op: "resolve", Path: path, Err: errors.New("too many symbolic links")}
+		}
+		if owner, _ := fileOwner(st); owner != 0 && owner != effectiveUID() {
+			return "", &UntrustedDirError{next, fmt.Sprintf("a symbolic link of uid %d, who may point it elsewhere", owner)}
+		}
+		if reason, err := untrustedAbove(fsys, cur); err != nil || reason != "" {
+			if err != nil {
+				return "", err
+			}
+			return "", &UntrustedDirError{next, "a symbolic link on the way: " + reason}
+		}
+		target, err := readLink(fsys, next)
+		if err != nil {
+			return "", err
+		}
+		if filepath.IsAbs(target) {
+			cur = string(filepath.Separator)
+		}
+		todo = append(pathElems(target), todo...)
+	}
+	return cur, nil
+}
+
+// pathElems splits path into its elements, without empty ones and ".".
+func pathElems(path string) []string {
+	elems := strings.Split(path, string(filepath.Separator))
+	return slices.DeleteFunc(elems, func(e string) bool { return e == "" || e == "." })
+}
+
+// readLink returns the target of the link at name: as the link holds it,
+// on the OS file system, or resolved whole on any other.
+func readLink(fsys FS, name string) (string, error) {
+	if _, ok := fsys.(osFS); ok {
+		return os.Readlink(name)
+	}
+	return fsys.EvalSymlinks(name)
 }
 
 // FileOwner returns the uid that owns the file st describes, where the

@@ -25,3 +25,6 @@ func fileLinks(st fs.FileInfo) (uint64, bool) {
 	}
 	return 0, false
 }
+
+// ownersKnown: files have an owner and mode bits to judge.
+const ownersKnown = true

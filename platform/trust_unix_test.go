@@ -39,12 +39,14 @@ func TestTrustedDir(t *testing.T) {
 	own := mk("own", 0o700)
 	shared := mk("shared", 0o777)
 	inShared := mk("shared/inner", 0o700)
+	deepInShared := mk("shared/a/b/inner", 0o700) // the walk goes up to the root
 	sticky := mk("sticky", 0o777|os.ModeSticky)
 	inSticky := mk("sticky/inner", 0o700)
 	if err := os.Symlink(own, filepath.Join(root, "link")); err != nil {
 		t.Fatal(err)
 	}
-	// A link above the directory is judged by what it points to.
+	// TrustedDir judges a link above the directory by what it points to;
+	// TrustedPath, which callers resolve paths with, judges the link.
 	if err := os.Symlink(shared, filepath.Join(root, "tolink")); err != nil {
 		t.Fatal(err)
 	}
@@ -53,6 +55,7 @@ func TestTrustedDir(t *testing.T) {
 		shared:                                 "other users may write",
 		filepath.Join(root, "link"):            "symbolic link",
 		inShared:                               "other users may move it: " + shared + " above it is writable by them (mode 0777, no sticky bit)",
+		deepInShared:                           "other users may move it: " + shared + " above it",
 		filepath.Join(root, "tolink", "inner"): shared + " above it",
 	}
 	if asRoot(t) {
@@ -90,19 +93,83 @@ func mkDir(t *testing.T, root, name string, mode os.FileMode) string {
 }
 
 // TestTrustedToCreate judges where MkdirAll would create a missing
-// directory: the nearest one that exists.
+// directory: the nearest one that exists, reached through the links on
+// the way, and returns the path to use.
 func TestTrustedToCreate(t *testing.T) {
 	root := t.TempDir()
 	own := mkDir(t, root, "own", 0o700)
 	shared := mkDir(t, root, "shared", 0o777)
-	if err := TrustedToCreate(OSFS(), filepath.Join(own, "a", "b")); err != nil {
-		t.Errorf("TrustedToCreate below a private directory = %v, want nil", err)
+	link := filepath.Join(root, "link") // as /var/run is to /run
+	if err := os.Symlink(own, link); err != nil {
+		t.Fatal(err)
 	}
-	err := TrustedToCreate(OSFS(), filepath.Join(shared, "a", "b"))
+	for _, path := range []string{filepath.Join(own, "a", "b"), filepath.Join(link, "a", "b")} {
+		if got, err := TrustedToCreate(OSFS(), path); err != nil || got != filepath.Join(own, "a", "b") {
+			t.Errorf("TrustedToCreate(%s) = %q, %v; want %s", path, got, err, filepath.Join(own, "a", "b"))
+		}
+	}
+	_, err := TrustedToCreate(OSFS(), filepath.Join(shared, "a", "b"))
 	if ue := (*UntrustedDirError)(nil); !errors.As(err, &ue) || ue.Path != shared {
 		t.Errorf("TrustedToCreate below a directory all may write in = %v, want an *UntrustedDirError naming %s", err, shared)
 	}
 	if _, err := os.Stat(filepath.Join(shared, "a")); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("TrustedToCreate created something: %v", err)
+	}
+}
+
+// TestTrustedPath (its paths joined by hand: filepath.Join would take
+// ".." by its text): the links above a path are resolved, and ".." after
+// one is taken as the kernel takes it; a link that another user owns, or
+// could replace, is refused; the last element is kept for the caller to
+// judge, and so is a missing end.
+func TestTrustedPath(t *testing.T) {
+	root := t.TempDir()
+	own := mkDir(t, root, "own", 0o700)
+	sub := mkDir(t, root, "open/sub", 0o700)
+	open := filepath.Join(root, "open")
+	if err := os.Chmod(open, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	symlink := func(target, name string) string {
+		t.Helper()
+		if err := os.Symlink(target, name); err != nil {
+			t.Fatal(err)
+		}
+		return name
+	}
+	toOwn := symlink(own, filepath.Join(root, "to-own"))
+	relative := symlink("own", filepath.Join(root, "relative"))
+	toSub := symlink(sub, filepath.Join(own, "to-sub"))
+	last := symlink(own, filepath.Join(own, "last"))
+	inOpen := symlink(own, filepath.Join(open, "mine"))
+	for path, want := range map[string]string{
+		filepath.Join(toOwn, "x"):              filepath.Join(own, "x"),
+		filepath.Join(relative, "x", "y"):      filepath.Join(own, "x", "y"),
+		toSub + "/../store":                    filepath.Join(open, "store"), // not own/store
+		last:                                   last,                         // the caller judges it
+		filepath.Join(own, "missing", "store"): filepath.Join(own, "missing", "store"),
+	} {
+		if got, err := TrustedPath(OSFS(), path); err != nil || got != want {
+			t.Errorf("TrustedPath(%s) = %q, %v; want %s", path, got, err, want)
+		}
+	}
+	for path, reason := range map[string]string{
+		filepath.Join(inOpen, "store"): "a symbolic link on the way: other users may move it: " + open + " above it",
+		own + "/missing/../x/y":        `".." below a missing directory`,
+	} {
+		if _, err := TrustedPath(OSFS(), path); err == nil || !strings.Contains(err.Error(), reason) {
+			t.Errorf("TrustedPath(%s) = %v, want an error saying %q", path, err, reason)
+		}
+	}
+	if asRoot(t) {
+		sticky := mkDir(t, root, "sticky", 0o777|os.ModeSticky)
+		theirs := symlink(own, filepath.Join(sticky, "theirs"))
+		if err := os.Lchown(theirs, nobody, nobody); err != nil {
+			t.Fatal(err)
+		}
+		_, err := TrustedPath(OSFS(), filepath.Join(theirs, "store"))
+		if ue := (*UntrustedDirError)(nil); !errors.As(err, &ue) || ue.Path != theirs || !strings.Contains(ue.Reason, "a symbolic link of uid 65534") {
+			t.Errorf("TrustedPath through another user's link = %v, want an *UntrustedDirError naming it", err)
+		}
 	}
 }

@@ -24,8 +24,9 @@ var ErrHeld = errors.New("plock: held")
 type HeldError struct {
 	Path string
 	// Holder is the holder's identity, or nil when unknown (a SQLite
-	// holder without a readable stamp, or a lock a task of this process
-	// is still making its first attempt at).
+	// holder without a readable stamp, or whose stamp names another
+	// process than the kernel does, or a lock a task of this process is
+	// still making its first attempt at).
 	Holder *platform.Identity
 	// LockPID is the process the kernel names as holding a SQLite lock,
 	// on this process table, or 0 where it cannot tell. Holder is nil

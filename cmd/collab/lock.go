@@ -280,12 +280,16 @@ func runLockStatus(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "collab lock status: %v\n", err)
 		return 2
 	}
-	if !*lockFile {
+	if p.SQLite != nil {
 		// What another user may have planted there (a database a reader
 		// of theirs keeps busy) is no lock of collab's: say why it
-		// refuses the path, whatever the status.
-		if err := platform.SQLiteDir(p.FS, filepath.Dir(path), "collab lock --lock-file, which every user of the lock must then use"); errors.As(err, new(*platform.SharedDirError)) {
-			fmt.Fprintf(stderr, "collab lock status: warning: %v; collab lock refuses it\n", err)
+		// refuses the path, whatever the status. Judged as plock judges
+		// it: the directory with its links resolved.
+		if resolved, err := platform.ResolveDir(p.FS, path); err == nil {
+			err := platform.SQLiteDir(p.FS, filepath.Dir(resolved), "collab lock --lock-file, which every user of the lock must then use")
+			if errors.As(err, new(*platform.SharedDirError)) {
+				fmt.Fprintf(stderr, "collab lock status: warning: %v; collab lock run by this user refuses it\n", err)
+			}
 		}
 	}
 	guarded, guardPIDs := false, []int(nil)
@@ -321,6 +325,16 @@ func guardStatus(name string, stderr io.Writer) (bool, []int) {
 			return len(pids) > 0, pids
 		}
 		fmt.Fprintf(stderr, "collab lock status: warning: %v; whether its guard is held is unknown\n", err)
+		return false, nil
+	}
+	if errors.Is(err, platform.ErrNotOwned) {
+		// Another user's guard, which their collab lock may hold: the
+		// kernel's table says (linux), for this user's refusal.
+		held := ""
+		if pids, lerr := platform.FlockHolders(name); lerr == nil && len(pids) > 0 {
+			held = " (it is held, by pid " + joinInts(pids) + ")"
+		}
+		fmt.Fprintf(stderr, "collab lock status: warning: %v%s; collab lock run by this user refuses it\n", err, held)
 		return false, nil
 	}
 	if err != nil {

@@ -3,8 +3,11 @@
 package main
 
 import (
+	"bufio"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"syscall"
 	"testing"
@@ -65,11 +68,16 @@ func TestPlantedGuardRefused(t *testing.T) {
 		t.Errorf("another user's guard: exit %d, stdout %q, stderr %q; want 1, naming the guard and its owner", code, out, errOut)
 	}
 	// lock status judges the guard's owner before whether it is held (by
-	// its owner, maybe): it blames no earlier command for it.
+	// its owner, as here): it blames no earlier command for it, and says
+	// who holds it, where the kernel tells (linux).
+	if runtime.GOOS == "linux" { // flock(1), and the kernel's table of locks
+		holdAsNobody(t, lock+".guard")
+	}
 	code, out, errOut = runCLI(t, "", "lock", "status", "--lock-file", lock)
-	if code != 1 || !strings.Contains(out, "free") || strings.Contains(out, "earlier command") ||
-		!strings.Contains(errOut, lock+".guard") || !strings.Contains(errOut, "belongs to another user (uid 65534)") || !strings.Contains(errOut, "collab lock refuses it") {
-		t.Errorf("status of another user's guard: exit %d, stdout %q, stderr %q; want free, naming the guard, its owner and the refusal", code, out, errOut)
+	wantHeld := runtime.GOOS != "linux" || strings.Contains(errOut, "it is held, by pid")
+	if code != 1 || !strings.Contains(out, "free") || strings.Contains(out, "earlier command") || !wantHeld ||
+		!strings.Contains(errOut, lock+".guard") || !strings.Contains(errOut, "belongs to another user (uid 65534)") || !strings.Contains(errOut, "refuses it") {
+		t.Errorf("status of another user's held guard: exit %d, stdout %q, stderr %q; want free to this user, naming the guard, its owner, its holder and the refusal", code, out, errOut)
 	}
 	private := filepath.Join(t.TempDir(), "app.lock")
 	victim := filepath.Join(t.TempDir(), "victim")
@@ -115,10 +123,46 @@ func TestLockStatusSaysASharedDirIsRefused(t *testing.T) {
 	platformtest.Plant(t, `: > "$1" && chmod 666 "$1"`, lock)
 	code, out, errOut := runCLI(t, "", "lock", "status", lock)
 	if code != 1 || !strings.Contains(out, "free") || !strings.Contains(errOut, dir+": no SQLite database is kept here") ||
-		!strings.Contains(errOut, "collab lock refuses it") {
+		!strings.Contains(errOut, "refuses it") {
 		t.Errorf("status of a lock in a sticky directory: exit %d, stdout %q, stderr %q; want its state and the refusal, naming %s", code, out, errOut, dir)
 	}
 	if code, _, errOut := runCLI(t, "", "lock", "status", "--lock-file", lock); strings.Contains(errOut, "no SQLite database") {
 		t.Errorf("status in the lock-file mode warned of SQLite: exit %d, stderr %q", code, errOut)
+	}
+	// A private directory reached through a link (as /var/run is) is
+	// judged as collab lock judges it: no warning.
+	private := t.TempDir()
+	if err := os.Chmod(private, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(t.TempDir(), "run")
+	if err := os.Symlink(private, link); err != nil {
+		t.Fatal(err)
+	}
+	if code, _, errOut := runCLI(t, "", "lock", "status", filepath.Join(link, "x.lock")); code != 1 || errOut != "" {
+		t.Errorf("status of a free lock in a private directory through a link: exit %d, stderr %q; want 1 and no warning", code, errOut)
+	}
+}
+
+// holdAsNobody holds an flock on name as nobody, with flock(1), until t
+// ends.
+func holdAsNobody(t *testing.T, name string) {
+	t.Helper()
+	holder := exec.Command("flock", name, "sh", "-c", "echo locked; read x")
+	holder.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: platformtest.Nobody, Gid: platformtest.Nobody}}
+	release, err := holder.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	locked, err := holder.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := holder.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { release.Close(); _ = holder.Wait() })
+	if line, err := bufio.NewReader(locked).ReadString('\n'); err != nil || line != "locked\n" {
+		t.Fatalf("nobody's flock on %s: %q, %v", name, line, err)
 	}
 }

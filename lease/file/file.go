@@ -64,7 +64,10 @@ type fileRecord struct {
 // is a *store.RepositoryError. The directories must be ones this user can
 // trust (platform.TrustedDir): a link, a directory another user owns, or
 // one others may write in without the sticky bit fails Open with a
-// *platform.UntrustedDirError.
+// *platform.UntrustedDirError; so does one below a directory that another
+// user owns or may write in without the sticky bit, or below a link that
+// another user owns or could replace (platform.TrustedPath). The
+// repository uses dir with the links above it resolved at Open.
 func Open(p *platform.Platform, dir string) (*Repository, error) {
 	if p == nil {
 		p = platform.OS()
@@ -74,7 +77,10 @@ func Open(p *platform.Platform, dir string) (*Repository, error) {
 	}
 	// Nothing is created where another user could have moved a directory
 	// in the way: the nearest directory that exists must be trusted first.
-	if err := platform.TrustedToCreate(p.FS, dir); err != nil {
+	// The links above dir are resolved once, here: one that another user
+	// points elsewhere later is not followed.
+	dir, err := platform.TrustedToCreate(p.FS, dir)
+	if err != nil {
 		return nil, &store.RepositoryError{Op: "open", Err: err}
 	}
 	locksDir, fencesDir := filepath.Join(dir, locksDirName), filepath.Join(dir, fencesDirName)
@@ -109,6 +115,10 @@ func OpenReadOnly(p *platform.Platform, dir string) (*Repository, error) {
 	}
 	if p.FS == nil {
 		return nil, &store.RepositoryError{Op: "open", Err: errors.New("the platform has no file system")}
+	}
+	dir, err := platform.TrustedPath(p.FS, dir)
+	if err != nil {
+		return nil, &store.RepositoryError{Op: "open", Err: err}
 	}
 	st, err := p.FS.Stat(dir)
 	switch {

@@ -3,6 +3,7 @@
 package file_test
 
 import (
+	"bytes"
 	"errors"
 	"io/fs"
 	"os"
@@ -41,6 +42,10 @@ func TestOtherUsersFilesRefused(t *testing.T) {
 	if err := copyFile(filepath.Join(sd, "job.json"), forged, 0o644); err != nil {
 		t.Fatal(err)
 	}
+	forgedBytes, err := os.ReadFile(forged)
+	if err != nil {
+		t.Fatal(err)
+	}
 	record := filepath.Join(dir, "job.json")
 	long := strings.Repeat("k", 250)
 	nest := filepath.Join(dir, strings.Repeat("k", 200))
@@ -48,7 +53,7 @@ func TestOtherUsersFilesRefused(t *testing.T) {
 	platformtest.Plant(t, `cp "$2" "$1" && mkdir "$3" && ln -s /root "$4"`,
 		record, forged, nest, filepath.Join(dir, strings.Repeat("j", 200)))
 	nestDeeperThanPathMax(t, deep)
-	_, _, err := r.Load(t.Context(), "job")
+	_, _, err = r.Load(t.Context(), "job")
 	repotest.WantCorrupt(t, err, "load", "job", record, "belongs to another user")
 	_, err = r.Save(t.Context(), "job", repotest.Snap(1), 1)
 	repotest.WantCorrupt(t, err, "save", "job", record, "belongs to another user")
@@ -74,8 +79,8 @@ func TestOtherUsersFilesRefused(t *testing.T) {
 	if err != nil || len(keys) != 2 || keys[0] != "job" || keys[1] != "other" {
 		t.Fatalf("Keys = %v, %v; want job (whose load names the planted file) and other, nothing in the other user's directories", keys, err)
 	}
-	if st, err := os.Lstat(record); err != nil || st.Size() == 0 {
-		t.Errorf("the refused record was changed: %v", err)
+	if got, err := os.ReadFile(record); err != nil || !bytes.Equal(got, forgedBytes) {
+		t.Errorf("the refused record was changed (%v)", err)
 	}
 }
 
@@ -99,6 +104,9 @@ func nestDeeperThanPathMax(t *testing.T, dir string) {
 			unix.Close(fd)
 			fd = next
 		}
+	}
+	if err == nil {
+		err = unix.Fchown(fd, platformtest.Nobody, platformtest.Nobody)
 	}
 	if err != nil {
 		t.Fatalf("nesting directories: %v", err)
@@ -166,5 +174,28 @@ func TestStoreAnotherUserMayMoveRefused(t *testing.T) {
 	openRepo(t, platform.OS(), safe)
 	if out, err := platformtest.AsNobody(t, `mv "$1" "$1.old"`, safe); err == nil {
 		t.Errorf("nobody moved a store out of a sticky directory: %s", out)
+	}
+
+	// A link of theirs on the way, pointing at this user's own directory,
+	// could be pointed at theirs mid-lease: refused, naming it.
+	mine := t.TempDir()
+	link := filepath.Join(sticky, "link")
+	platformtest.Plant(t, `ln -s "$2" "$1"`, link, mine)
+	wantRefused("through another user's link", filepath.Join(link, "store"), link+": not a directory this user can trust: a symbolic link of uid 65534")
+	// A link of this user's there is resolved once, at Open: the records
+	// are where it pointed then.
+	own := filepath.Join(sticky, "own")
+	if err := os.Symlink(mine, own); err != nil {
+		t.Fatal(err)
+	}
+	r := openRepo(t, platform.OS(), filepath.Join(own, "store"))
+	if err := os.Remove(own); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.Save(t.Context(), "job", repotest.Snap(1), 0); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(mine, "store", "job.json")); err != nil {
+		t.Errorf("the record is not where the link pointed at Open: %v", err)
 	}
 }

@@ -31,15 +31,17 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	if err := checkRunDir(cfg.Dir, true); err != nil {
+	dir, err := checkRunDir(cfg.Dir, true)
+	if err != nil {
 		return nil, err
 	}
+	cfg.Dir = dir
 	// Made private, then judged again as made: a directory another user
 	// made at that name meanwhile is theirs, and refused.
 	if err := os.MkdirAll(cfg.Dir, 0o700); err != nil {
 		return nil, err
 	}
-	if err := checkRunDir(cfg.Dir, false); err != nil {
+	if _, err := checkRunDir(cfg.Dir, false); err != nil {
 		return nil, err
 	}
 	for _, d := range []string{historyDir, eventsDir, logsDir, locksDir} {
@@ -79,7 +81,9 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	return res, nil
 }
 
-// checkRunDir refuses a run directory, as a *ConfigError of Dir, before
+// checkRunDir returns the run directory with the directories above it
+// resolved (platform.TrustedToCreate), for Run to use from then on, or
+// refuses it, as a *ConfigError of Dir, before
 // anything is written, unless it is missing (and missing is fine) or an
 // empty directory of this user that nobody else may write in (others may
 // read it, as they may a t.TempDir(); its names are what matters): the workers
@@ -89,48 +93,46 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 // in a directory above it (platform.TrustedToCreate), could swap its names
 // for links to this user's files. Run creates a missing directory, 0700. (Validate does not look at the directory: a
 // caller may validate a Config before making its directory.)
-func checkRunDir(dir string, missing bool) error {
+func checkRunDir(dir string, missing bool) (string, error) {
 	bad := func(err error, format string, args ...any) error {
 		return &ConfigError{Field: "Dir", Reason: fmt.Sprintf("%q ", dir) + fmt.Sprintf(format, args...), Err: err}
 	}
-	above := func() error {
-		if err := platform.TrustedToCreate(platform.OSFS(), dir); err != nil {
-			return bad(err, "cannot be trusted: %v", err)
-		}
-		return nil
+	resolved, err := platform.TrustedPath(platform.OSFS(), dir)
+	if err == nil {
+		_, err = platform.TrustedToCreate(platform.OSFS(), filepath.Dir(resolved))
 	}
-	info, err := os.Lstat(dir)
+	if err != nil {
+		return "", bad(err, "cannot be trusted: %v", err)
+	}
+	info, err := os.Lstat(resolved)
 	switch {
 	case missing && errors.Is(err, fs.ErrNotExist):
-		return above()
+		return resolved, nil
 	case err != nil:
-		return bad(err, "cannot be read: %v", err)
+		return "", bad(err, "cannot be read: %v", err)
 	case info.Mode()&fs.ModeSymlink != 0:
-		return bad(nil, "is a symbolic link; want a new directory, or an empty one of yours that only you can write in (0700)")
+		return "", bad(nil, "is a symbolic link; want a new directory, or an empty one of yours that only you can write in (0700)")
 	case !info.IsDir():
-		return bad(nil, "is not a directory; want a new or empty directory")
+		return "", bad(nil, "is not a directory; want a new or empty directory")
 	case info.Mode().Perm()&0o022 != 0:
-		return bad(nil, "may be written by other users (mode %04o); want a new directory, or an empty one of yours that only you can write in (0700)", info.Mode().Perm())
+		return "", bad(nil, "may be written by other users (mode %04o); want a new directory, or an empty one of yours that only you can write in (0700)", info.Mode().Perm())
 	}
 	if uid, ok := platform.FileOwner(info); ok && uid != os.Geteuid() {
-		return bad(nil, "belongs to uid %d; want a new directory, or an empty one of yours that only you can write in (0700)", uid)
+		return "", bad(nil, "belongs to uid %d; want a new directory, or an empty one of yours that only you can write in (0700)", uid)
 	}
-	if err := above(); err != nil {
-		return err
-	}
-	f, err := os.Open(dir)
+	f, err := os.Open(resolved)
 	if err != nil {
-		return bad(err, "cannot be read: %v", err)
+		return "", bad(err, "cannot be read: %v", err)
 	}
 	defer f.Close()
 	names, err := f.Readdirnames(1)
 	switch {
 	case errors.Is(err, io.EOF):
-		return nil
+		return resolved, nil
 	case err != nil:
-		return bad(err, "cannot be read: %v", err)
+		return "", bad(err, "cannot be read: %v", err)
 	}
-	return bad(nil, "is not empty (it holds %q); want a new or empty directory, so that no earlier run's files are overwritten or mixed with this run's", names[0])
+	return "", bad(nil, "is not empty (it holds %q); want a new or empty directory, so that no earlier run's files are overwritten or mixed with this run's", names[0])
 }
 
 // checkRun checks the finished run of cfg (check), and keeps the

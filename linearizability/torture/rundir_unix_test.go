@@ -45,7 +45,7 @@ func TestRunRefusesAnotherUsersDir(t *testing.T) {
 	for dir, want := range map[string]string{
 		planted: "belongs to uid 65534", open: "may be written by other users (mode 0777)", link: "is a symbolic link",
 		inOpen:    "cannot be trusted: " + openParent + ": not a directory this user can trust: other users may write in it",
-		belowOpen: "cannot be trusted: " + belowOpen + ": not a directory this user can trust: other users may move it: " + openParent + " above it",
+		belowOpen: "cannot be trusted: " + openParent + ": not a directory this user can trust: other users may write in it (mode 0777",
 	} {
 		cfg := smallConfig(t, StoreFile)
 		cfg.Dir = dir
