@@ -9,6 +9,7 @@ import (
 	"os"
 	"strconv"
 
+	"github.com/rivus/collab/internal/sqliteos"
 	"github.com/rivus/collab/platform"
 	"github.com/rivus/collab/platform/sqlite"
 )
@@ -16,13 +17,14 @@ import (
 // The environment of a child process: what it does is helperEnv's value.
 const (
 	pathEnv    = "COLLAB_PLOCK_TEST_PATH"    // the lock
-	backendEnv = "COLLAB_PLOCK_TEST_BACKEND" // backendSQLite or backendFile
+	backendEnv = "COLLAB_PLOCK_TEST_BACKEND" // backendSQLite, backendKernel or backendFile
 	roundsEnv  = "COLLAB_PLOCK_TEST_ROUNDS"  // acquisitions of helperStress
 	markerEnv  = "COLLAB_PLOCK_TEST_MARKER"  // helperStress's marker file
 )
 
 const (
 	backendSQLite = "sqlite"
+	backendKernel = "kernel" // the SQLite mode through sqliteos.KernelLocks
 	backendFile   = "file"
 )
 
@@ -80,11 +82,17 @@ func runHelper(mode string) int {
 	return exitOK
 }
 
-// childPlatform is the operating system's platform, without SQLite for
-// the lock-file backend.
+// childPlatform is the operating system's platform: with SQLite, with
+// SQLite's locks through the kernel alone, or without SQLite for the
+// lock-file backend.
 func childPlatform(backend string) *platform.Platform {
-	if backend == backendFile {
+	switch backend {
+	case backendFile:
 		return platform.OS()
+	case backendKernel:
+		p := *platform.OS()
+		p.SQLite = sqliteos.KernelLocks
+		return &p
 	}
 	return sqlite.OS()
 }

@@ -42,7 +42,11 @@
 // once, in its first acquisition: a transaction on an empty database
 // writes it). Nothing in the database must survive a crash, since the lock
 // is the kernel's: it drops the lock the moment the holder's connection
-// closes or its process exits or crashes, and nothing is reclaimed. The holder's identity goes into <path>.holder for diagnostics
+// closes or its process exits or crashes, and nothing is reclaimed. The
+// collab command, which links no SQLite, takes the same lock through the
+// kernel alone: the write locks SQLite's unix VFS holds on the lock
+// bytes of an exclusively locked database, taken with fcntl; holders of
+// the two kinds exclude each other, and IsHeld sees both. The holder's identity goes into <path>.holder for diagnostics
 // only: a process that cannot read its own identity still takes the lock,
 // writes no stamp, and removes one left by a holder that died.
 //

@@ -2,6 +2,15 @@
 
 package plock
 
+import (
+	"context"
+	"errors"
+	"os"
+	"time"
+
+	"github.com/rivus/collab/platform"
+)
+
 // sqliteLockHeld is not used where there are no POSIX locks to query.
 func sqliteLockHeld(string) (bool, int, error) { return false, 0, nil }
 
@@ -12,3 +21,9 @@ func sqliteWriteLocked(string) (bool, int) { return false, 0 }
 // probeSupported: IsHeld opens the database through SQLite here, and an
 // attempt asks SQLite alone.
 const probeSupported = false
+
+// takeLockBytes is not used where there are no POSIX locks: kernelKnows
+// is false, and sqliteos.KernelLocks refuses to open the database.
+func takeLockBytes(context.Context, platform.Clock, string, time.Duration) (*os.File, error) {
+	return nil, errors.ErrUnsupported
+}

@@ -4,7 +4,6 @@ package plock
 
 import (
 	"errors"
-	"io"
 	"io/fs"
 	"os"
 	"sync"
@@ -67,15 +66,7 @@ func sqliteLockHeld(path string) (bool, int, error) {
 	}
 	// Free: say so only of a lock database, as an attempt through SQLite
 	// would find it (an empty file is one not yet written).
-	var header [len(sqliteHeader)]byte
-	n, err := f.ReadAt(header[:], 0)
-	switch {
-	case n == 0 && (err == nil || errors.Is(err, io.EOF)):
-		return false, 0, nil
-	case n < len(header) || string(header[:]) != sqliteHeader:
-		return false, 0, &fs.PathError{Op: "read", Path: path, Err: errNotDatabase}
-	}
-	return false, 0, nil
+	return false, 0, checkDatabase(f, path)
 }
 
 // writeLockOwner asks the kernel (F_GETLK) whether another process has a

@@ -21,8 +21,12 @@ import (
 	"github.com/rivus/collab/platform/sqlite"
 )
 
-// backends are the lock's two modes as a child selects them.
-var backends = []string{backendSQLite, backendFile}
+// backends are the lock's two modes as a child selects them, the SQLite
+// mode both through SQLite and through the kernel alone.
+var backends = []string{backendSQLite, backendKernel, backendFile}
+
+// sqliteBackends are the two ways of taking the SQLite mode's lock.
+var sqliteBackends = []string{backendSQLite, backendKernel}
 
 // startChild starts the test binary as a child in mode on the lock at
 // path, with env added.
@@ -161,14 +165,19 @@ func TestProcessesNeverHoldTogether(t *testing.T) {
 		procs  = 8
 		rounds = 50
 	)
-	for _, backend := range backends {
-		t.Run(backend, func(t *testing.T) {
+	// Each run's children take turns at the backends it lists: "sqlite+kernel"
+	// takes the SQLite mode's lock through SQLite and through the kernel
+	// alone, which must exclude each other.
+	runs := append(slices.Clone(backends), backendSQLite+"+"+backendKernel)
+	for _, run := range runs {
+		t.Run(run, func(t *testing.T) {
 			dir := t.TempDir()
 			path := filepath.Join(dir, "daemon.lock")
 			marker := filepath.Join(dir, "holder.marker")
 			children := make([]*childproc.Child, procs)
+			modes := strings.Split(run, "+")
 			for i := range children {
-				children[i] = startChild(t, helperStress, backend, path,
+				children[i] = startChild(t, helperStress, modes[i%len(modes)], path,
 					markerEnv+"="+marker, fmt.Sprintf("%s=%d", roundsEnv, rounds))
 			}
 			for _, c := range children { // start them together
@@ -303,19 +312,71 @@ func sqliteTries(t *testing.T) func() []sqliteTry {
 // first attempt's further tries, are for a check in progress, not for a
 // holder.
 func TestProcessRefusalAsksTheKernel(t *testing.T) {
+	for _, backend := range sqliteBackends {
+		t.Run(backend, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "daemon.lock")
+			tries := sqliteTries(t)
+			acquireNow(t, backend, path)
+			if got, want := tries(), []sqliteTry{{firstBusyTimeout, false}}; !slices.Equal(got, want) {
+				t.Fatalf("a free lock was tried %+v, want %+v: the hook does not hear the tries", got, want)
+			}
+			c := holdingChild(t, backend, path)
+			heldByPID(t, backend, path, c.Pid())
+			if got, want := tries()[1:], []sqliteTry{{firstBusyTimeout, true}}; !slices.Equal(got, want) {
+				t.Errorf("the refusal was tried %+v, want %+v: one try, refused by the kernel, which names the holder", got, want)
+			}
+			finish(t, c)
+			acquireNow(t, backend, path)
+		})
+	}
+}
+
+// TestProcessSQLiteAndKernelHoldersExcludeEachOther: a holder through
+// SQLite and one through the kernel alone (sqliteos.KernelLocks) take the
+// same lock, each refused while the other holds it, naming it; and a
+// kernel holder leaves the lock database one that SQLite opens.
+func TestProcessSQLiteAndKernelHoldersExcludeEachOther(t *testing.T) {
+	for _, pair := range [][2]string{{backendKernel, backendSQLite}, {backendSQLite, backendKernel}} {
+		holder, other := pair[0], pair[1]
+		t.Run(holder+" holds", func(t *testing.T) {
+			for _, fresh := range []bool{true, false} {
+				path := filepath.Join(t.TempDir(), "daemon.lock")
+				if !fresh {
+					acquireNow(t, other, path) // the database exists, written or not
+				}
+				c := holdingChild(t, holder, path)
+				heldByPID(t, other, path, c.Pid())
+				if held, err := IsHeld(context.Background(), childPlatform(other), path); err != nil || !held {
+					t.Errorf("IsHeld through %s while a %s child holds = %v, %v; want true", other, holder, held, err)
+				}
+				finish(t, c)
+				acquireNow(t, other, path)
+				acquireNow(t, holder, path)
+			}
+		})
+	}
+}
+
+// TestKernelLockRefusesWhatIsNotADatabase: the kernel alone takes no lock
+// on a file that SQLite would not open as a database, and leaves it as
+// it was.
+func TestKernelLockRefusesWhatIsNotADatabase(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "daemon.lock")
-	tries := sqliteTries(t)
-	acquireNow(t, backendSQLite, path)
-	if got, want := tries(), []sqliteTry{{firstBusyTimeout, false}}; !slices.Equal(got, want) {
-		t.Fatalf("a free lock was tried %+v, want %+v: the hook does not hear the tries", got, want)
+	const text = "not a database, but somebody's notes\n"
+	if err := os.WriteFile(path, []byte(text), 0o600); err != nil {
+		t.Fatal(err)
 	}
-	c := holdingChild(t, backendSQLite, path)
-	heldByPID(t, backendSQLite, path, c.Pid())
-	if got, want := tries()[1:], []sqliteTry{{firstBusyTimeout, true}}; !slices.Equal(got, want) {
-		t.Errorf("the refusal was tried %+v, want %+v: one try, refused by the kernel, which names the holder", got, want)
+	l, err := Acquire(context.Background(), childPlatform(backendKernel), path, Options{})
+	if err == nil {
+		l.Release()
+		t.Fatal("Acquire through the kernel took a lock on a file that is not a database")
 	}
-	finish(t, c)
-	acquireNow(t, backendSQLite, path)
+	if !errors.Is(err, errNotDatabase) || !strings.Contains(err.Error(), path) {
+		t.Errorf("Acquire = %v; want an error naming %s and saying it is not a database", err, path)
+	}
+	if b, err := os.ReadFile(path); err != nil || string(b) != text {
+		t.Errorf("the file now holds %q, %v; want it unchanged", b, err)
+	}
 }
 
 // TestProcessFirstAttemptWaitsOutACheckInAnotherProcess: a check in
@@ -325,6 +386,12 @@ func TestProcessRefusalAsksTheKernel(t *testing.T) {
 // holder: the first attempt goes to SQLite, meets the check, and takes
 // the free lock on a later try, once the check has ended.
 func TestProcessFirstAttemptWaitsOutACheckInAnotherProcess(t *testing.T) {
+	for _, backend := range sqliteBackends {
+		t.Run(backend, func(t *testing.T) { firstAttemptWaitsOutACheck(t, backend) })
+	}
+}
+
+func firstAttemptWaitsOutACheck(t *testing.T, backend string) {
 	path := filepath.Join(t.TempDir(), "daemon.lock")
 	acquireNow(t, backendSQLite, path) // the lock database exists, free
 	checker := startChild(t, helperCheck, backendSQLite, path)
@@ -342,7 +409,7 @@ func TestProcessFirstAttemptWaitsOutACheckInAnotherProcess(t *testing.T) {
 		}
 	}
 	t.Cleanup(func() { testHookSQLiteTry = nil })
-	l, err := Acquire(context.Background(), sqlite.OS(), path, Options{})
+	l, err := Acquire(context.Background(), childPlatform(backend), path, Options{})
 	if err != nil {
 		t.Fatalf("Acquire beside a check in another process = %v, tried %+v; want the free lock", err, tries)
 	}

@@ -2,13 +2,13 @@ package plock
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"fmt"
 	"io/fs"
 	"path/filepath"
 	"time"
 
+	"github.com/rivus/collab/internal/sqliteos"
 	"github.com/rivus/collab/platform"
 )
 
@@ -53,16 +53,21 @@ var testHookSQLiteTry func(busy time.Duration, kernelRefused bool)
 
 // kernelKnows reports whether the kernel's lock table answers for p's
 // SQLite locks: p is the operating system's files with modernc.org/sqlite,
-// whose unix VFS (os_unix.c) takes POSIX locks on SQLite's lock bytes.
+// whose unix VFS (os_unix.c) takes POSIX locks on SQLite's lock bytes, or
+// with sqliteos.KernelLocks, which takes them itself.
 func kernelKnows(p *platform.Platform) bool {
+	if !probeSupported || p.FS != platform.OSFS() {
+		return false
+	}
 	modernc := osSQLite()
-	return probeSupported && modernc != nil && p.SQLite == modernc && p.FS == platform.OSFS()
+	return p.SQLite == sqliteos.KernelLocks || modernc != nil && p.SQLite == modernc
 }
 
 // sqliteHeld is a taken SQLite lock.
 type sqliteHeld struct {
-	db     *sql.DB
-	conn   *sql.Conn
+	// unlock drops the lock: it closes the connection and its database,
+	// or the descriptor that holds the lock bytes (sqliteos.KernelLocks).
+	unlock func() error
 	holder string // the .holder file this process wrote, or ""
 	fsys   platform.FS
 }
@@ -111,6 +116,9 @@ func (b *sqliteBackend) attempt(ctx context.Context, self *platform.Identity, bu
 			return nil, fmt.Errorf("plock: create SQLite lock %s: %w", b.path, err)
 		}
 	}
+	if b.p.SQLite == sqliteos.KernelLocks && kernelKnows(b.p) {
+		return b.attemptLockBytes(ctx, self, busy)
+	}
 	db, err := b.p.SQLite.Open(b.path, platform.SQLiteOptions{ExclusiveLocking: true, BusyTimeout: busy})
 	if err != nil {
 		return nil, err
@@ -137,7 +145,29 @@ func (b *sqliteBackend) attempt(ctx context.Context, self *platform.Identity, bu
 			return nil, errors.Join(fmt.Errorf("plock: take SQLite lock %s: %w", b.path, err), cerr)
 		}
 	}
-	h := &sqliteHeld{db: db, conn: conn, fsys: b.p.FS}
+	h := &sqliteHeld{unlock: func() error { return errors.Join(conn.Close(), db.Close()) }, fsys: b.p.FS}
+	h.stamp(b.path+holderSuffix, self)
+	return h, nil
+}
+
+// attemptLockBytes is attempt through the kernel alone
+// (sqliteos.KernelLocks): takeLockBytes, then the stamp.
+func (b *sqliteBackend) attemptLockBytes(ctx context.Context, self *platform.Identity, busy time.Duration) (held, error) {
+	f, err := takeLockBytes(ctx, b.p.GetClock(), b.path, busy)
+	var be *busyError
+	if errors.As(err, &be) {
+		be.holder = readHolder(b.p.FS, b.path+holderSuffix)
+		if stampMismatch(b.p, be.holder, be.pid) {
+			be.holder = nil
+		}
+	}
+	if err != nil {
+		if be == nil && ctx.Err() == nil {
+			err = fmt.Errorf("plock: take SQLite lock %s: %w", b.path, err)
+		}
+		return nil, err
+	}
+	h := &sqliteHeld{unlock: f.Close, fsys: b.p.FS}
 	h.stamp(b.path+holderSuffix, self)
 	return h, nil
 }
@@ -176,13 +206,13 @@ func (h *sqliteHeld) stamp(name string, self *platform.Identity) {
 }
 
 // release removes the stamp while the lock still keeps others out, then
-// closes the connection, which drops the lock.
+// drops the lock.
 func (h *sqliteHeld) release() error {
 	var err error
 	if h.holder != "" {
 		err = removeIfExists(h.fsys, h.holder)
 	}
-	return errors.Join(err, h.conn.Close(), h.db.Close())
+	return errors.Join(err, h.unlock())
 }
 
 // isHeld asks the kernel whether another process holds SQLite's locks on
