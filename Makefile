@@ -6,11 +6,11 @@ GO ?= go
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-10s %s\n", $$1, $$2}'
 
-install: ## install the collab command, built without cgo: linked statically, each run starts ~0.3 ms sooner
-	CGO_ENABLED=0 $(GO) install ./cmd/collab
+install: ## install the command line (collab and collab-full, side by side), built without cgo: linked statically, each run starts ~0.3 ms sooner
+	CGO_ENABLED=0 $(GO) install ./cmd/collab ./cmd/collab-full
 
 demo: ## the main job: a 25 s torture campaign of real processes, checked by porcupine
-	$(GO) run ./cmd/collab demo
+	$(GO) run ./cmd/collab-full demo
 
 generate: ## regenerate fsm/ from spec/, and the examples' policies
 	$(GO) generate ./...
@@ -29,7 +29,7 @@ test: ## all tests, with the race detector (as root, with loopback PostgreSQL se
 	scripts/test.sh
 
 modelcheck: ## model-check the shipped policies at the default and the larger bounds, and report the time
-	$(GO) build -o $(CURDIR)/.campaign/collab ./cmd/collab
+	$(GO) build -o $(CURDIR)/.campaign/collab ./cmd/collab-full
 	@start=$$(date +%s); \
 	$(CURDIR)/.campaign/collab check && $(CURDIR)/.campaign/collab check --larger || exit 1; \
 	echo "make modelcheck: $$(( $$(date +%s) - start )) s"
@@ -38,7 +38,7 @@ modelcheck: ## model-check the shipped policies at the default and the larger bo
 PID_NAMESPACES = $(shell [ "$$(uname)" = Linux ] && [ "$$(id -u)" = 0 ] && echo 1 || echo 0)
 
 campaign: ## the CI fault campaign on SQLite and files (20,000 operations, 200 SIGKILLs, 50 pauses each, contract monitors on), then lanes in-process
-	$(GO) build -tags collabmonitor -o $(CURDIR)/.campaign/collab-monitored ./cmd/collab
+	$(GO) build -tags collabmonitor -o $(CURDIR)/.campaign/collab-monitored ./cmd/collab-full
 	@start=$$(date +%s); \
 	for store in sqlite file; do \
 		$(CURDIR)/.campaign/collab-monitored demo --store $$store --duration 20s --keys 4 --pause-every 250ms --pid-namespaces $(PID_NAMESPACES) \

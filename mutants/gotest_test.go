@@ -62,7 +62,7 @@ func TestWithImporters(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"./lease/sqlite", "./cmd/collab", "./linearizability/torture", "./lease"} {
+	for _, want := range []string{"./lease/sqlite", "./cmd/collab-full", "./linearizability/torture", "./lease"} {
 		if !slices.Contains(got, want) {
 			t.Errorf("withImporters(./lease/sqlite) = %v, without %s", got, want)
 		}

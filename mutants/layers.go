@@ -107,8 +107,8 @@ func runMutant(ctx context.Context, cfg *config, s *scratch, m mutant, apply boo
 	}
 	// The campaign's workers run with the contract monitors on, as make
 	// campaign's do: a broken duty ends a worker, which fails the run.
-	if res := runBounded(ctx, s.repo, nil, 15*time.Minute, goCommand(), "build", "-trimpath", "-tags", "collabmonitor", "-o", s.bin, "./cmd/collab"); res.code != 0 {
-		r.setup = "go build -tags collabmonitor ./cmd/collab: " + failure(res)
+	if res := runBounded(ctx, s.repo, nil, 15*time.Minute, goCommand(), "build", "-trimpath", "-tags", "collabmonitor", "-o", s.bin, "./cmd/collab-full"); res.code != 0 {
+		r.setup = "go build -tags collabmonitor ./cmd/collab-full: " + failure(res)
 		say("ERROR: %s", r.setup)
 		return r
 	}

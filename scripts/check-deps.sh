@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # check-deps.sh holds the packages to what they may link (make verify):
+# collab, the command, links no SQLite, PostgreSQL, checker or campaign;
 # the runtime links no generator, model checker or reference interpreter;
 # lanes and plock link no SQLite either: a program that uses only lanes
 # stays under 3 MB, and one that uses only plock's lock files under 3.4 MB
@@ -26,6 +27,12 @@ forbid "^($mod/(gen|modelcheck|worldmodel)|github.com/qmuntal/stateless|github.c
 forbid "^modernc.org/sqlite" ./lanes ./plock ./lease ./platform ./fsm ./policy
 forbid "^$mod/(platform|lanes|lease|plock|gen)" ./fsm ./policy
 forbid "^encoding/json$" ./platform ./plock ./lanes
+# collab, the command of `collab lock`, starts as fast as what it links:
+# on unix it takes SQLite's locks through the kernel, and runs every other
+# command through collab-full.
+for goos in linux darwin; do
+	GOOS=$goos forbid "^(modernc.org/|github.com/jackc/pgx|github.com/anishathalye/porcupine|$mod/(gen|modelcheck|worldmodel|linearizability|lease)(/|$))" ./cmd/collab
+done
 
 dir=$(mktemp -d)
 trap 'rm -rf "$dir" cmd/.lanesonly cmd/.plockfileonly' EXIT

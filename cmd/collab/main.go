@@ -31,131 +31,34 @@
 //	collab lock status [--json] [--lock-file] PATH
 //	                           tell whether the lock is held, and by whom
 //	collab help                list the commands
+//
+// collab is two executables, installed side by side (make install, or
+// go install github.com/rivus/collab/cmd/...). collab itself links only
+// the commands that run without SQLite, PostgreSQL or the checkers (lock,
+// lock status, identity, judge), so that `collab lock PATH -- COMMAND`
+// starts about as fast as flock(1): a Go program's start grows with what
+// it links. It runs lease, check, gen and demo by executing collab-full,
+// which links everything, in its place: found beside collab's own
+// executable first, then on PATH.
+//
+// collab takes a lock's SQLite mode (the default) through the kernel
+// alone: the write locks SQLite's unix VFS holds on a lock database it has
+// locked exclusively, taken without opening SQLite. Holders through SQLite
+// (collab-full lock, plock's SQLite mode in any program) and through the
+// kernel exclude each other. Where there are no POSIX locks (windows),
+// collab links modernc.org/sqlite and takes the lock through it.
 package main
 
 import (
-	"errors"
-	"fmt"
-	"io"
 	"os"
-	"sort"
-	"time"
 
-	"github.com/rivus/collab/gen"
-	"github.com/rivus/collab/linearizability/torture"
-	"github.com/rivus/collab/modelcheck"
-	"github.com/rivus/collab/policy"
-	"github.com/rivus/collab/worldmodel"
+	"github.com/rivus/collab/internal/command"
 )
 
-// command is one subcommand: run gets the arguments after its name.
-type command struct {
-	summary string
-	run     func(args []string, stdin io.Reader, stdout, stderr io.Writer) int
-}
-
-func commands() map[string]command {
-	return map[string]command{
-		"check":    {"model-check the shipped policies, or specs against their family: check [SPEC.fsm...]", runCheck},
-		"demo":     {"a 20-30 s torture campaign of real processes, SIGKILL and SIGSTOP, checked by porcupine: demo [--duration D] [--store sqlite|file] [--seed N]", runDemo},
-		"gen":      {"generate Go policies from spec files: gen [-out DIR] [-pkg NAME] SPEC.fsm...", runGen},
-		"identity": {"print this process's identity (JSON) and its judgement", runIdentity},
-		"judge":    {"judge a stored identity: collab judge '{...}' or - for stdin", runJudge},
-		"lease":    {"run a command holding a lease (lease run), list a store's leases (lease ls), or break one (lease break)", runLease},
-		"lock":     {"run a command holding a process lock; lock status PATH tells who holds it", runLock},
-	}
-}
+// fullName is the executable that runs the commands collab does not link.
+const fullName = "collab-full"
 
 func main() {
-	// A torture campaign's worker is this executable started again: it
-	// does its work and exits here.
-	torture.WorkerMain()
-	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
-}
-
-func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	cmds := commands()
-	if len(args) == 0 {
-		// No command is a usage error, as with any other tool: a script
-		// that forgot its arguments must not see success.
-		usage(stderr, cmds)
-		return 2
-	}
-	if args[0] == "help" || args[0] == "-h" || args[0] == "--help" {
-		usage(stdout, cmds)
-		return 0
-	}
-	c, ok := cmds[args[0]]
-	if !ok {
-		fmt.Fprintf(stderr, "collab: unknown command %q\n", args[0])
-		usage(stderr, cmds)
-		return 2
-	}
-	return c.run(args[1:], stdin, stdout, stderr)
-}
-
-func usage(w io.Writer, cmds map[string]command) {
-	names := make([]string, 0, len(cmds))
-	for n := range cmds {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	fmt.Fprintln(w, "usage: collab COMMAND [ARGS]")
-	for _, n := range names {
-		fmt.Fprintf(w, "  %-10s %s\n", n, cmds[n].summary)
-	}
-}
-
-// flagError reports a flag whose value parses but makes no sense, such
-// as a negative duration.
-type flagError struct {
-	Flag   string // its name, without dashes
-	Value  string // its value, as the flag package prints it
-	Reason string
-}
-
-func (e *flagError) Error() string {
-	return fmt.Sprintf("invalid value %q for flag --%s: %s", e.Value, e.Flag, e.Reason)
-}
-
-// nonNegative returns a *flagError when v, the value of the flag name,
-// is negative; zero says what 0 means.
-func nonNegative[T ~int | ~int64](name string, v T, zero string) error {
-	if v >= 0 {
-		return nil
-	}
-	return &flagError{Flag: name, Value: fmt.Sprint(v), Reason: fmt.Sprintf("negative; want 0 (%s) or more", zero)}
-}
-
-// reportAll prints each non-nil error of errs on its own line, prefixed
-// with cmd, and reports whether there was one.
-func reportAll(stderr io.Writer, cmd string, errs ...error) bool {
-	found := false
-	for _, err := range errs {
-		if err != nil {
-			fmt.Fprintf(stderr, "%s: %v\n", cmd, err)
-			found = true
-		}
-	}
-	return found
-}
-
-func runGen(args []string, _ io.Reader, _, stderr io.Writer) int {
-	return gen.MainChecked("collab gen", args, stderr, checkBeforeGen)
-}
-
-// checkBeforeGen model-checks a family's policy at its default bounds, as
-// collab check does, before collab gen writes it.
-func checkBeforeGen(spec string, t *policy.Table) (string, error) {
-	rep, err := worldmodel.CheckPolicy(policy.Compile(t), modelcheck.Options{Timeout: 5 * time.Minute})
-	var noModel *worldmodel.ModelError
-	switch {
-	case errors.As(err, &noModel) && t.Family == "":
-		return "not model-checked: a machine of no family has no world to check it in", nil
-	case err != nil:
-		return "", err
-	case rep.Verdict != modelcheck.Passed:
-		return "", fmt.Errorf("collab check does not pass it:\n%s\n%s", rep.Summary, rep.Trace)
-	}
-	return "", nil
+	command.Host = host
+	os.Exit(command.Run(command.All(runFull), os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 }

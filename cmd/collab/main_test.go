@@ -1,136 +1,167 @@
+//go:build unix
+
 package main
 
 import (
-	"bytes"
+	"context"
 	"errors"
+	"fmt"
+	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
-	"github.com/rivus/collab/platform"
-	"github.com/rivus/collab/platform/platformtest"
+	"github.com/rivus/collab/internal/childproc"
+	"github.com/rivus/collab/internal/command"
+	"github.com/rivus/collab/platform/sqlite"
+	"github.com/rivus/collab/plock"
+	"go.uber.org/goleak"
 )
 
-func runCLI(t *testing.T, stdin string, args ...string) (code int, stdout, stderr string) {
+// The test binary's roles, chosen by its environment: collab itself, or a
+// process that takes the lock at the path given through SQLite
+// (modernc.org/sqlite), as collab-full and plock's SQLite mode do.
+const (
+	asCollabEnv   = "COLLAB_TEST_AS_COLLAB"   // "1": run collab's main
+	holdSQLiteEnv = "COLLAB_TEST_HOLD_SQLITE" // hold the lock, print "held", release at EOF on stdin
+	trySQLiteEnv  = "COLLAB_TEST_TRY_SQLITE"  // try the lock once, print "taken" or "busy"
+)
+
+func TestMain(m *testing.M) {
+	// The roles through SQLite first: collab passes its environment on to
+	// the command it runs.
+	switch {
+	case os.Getenv(holdSQLiteEnv) != "":
+		os.Exit(throughSQLite(os.Getenv(holdSQLiteEnv), true))
+	case os.Getenv(trySQLiteEnv) != "":
+		os.Exit(throughSQLite(os.Getenv(trySQLiteEnv), false))
+	case os.Getenv(asCollabEnv) == "1":
+		main()
+	}
+	goleak.VerifyTestMain(m)
+}
+
+// throughSQLite takes the lock at path through modernc.org/sqlite, once,
+// and says whether it got it; with hold it keeps it until stdin ends.
+func throughSQLite(path string, hold bool) int {
+	l, err := plock.Acquire(context.Background(), sqlite.OS(), path, plock.Options{})
+	if errors.Is(err, plock.ErrHeld) {
+		fmt.Println("busy")
+		return 0
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 2
+	}
+	if hold {
+		fmt.Println("held")
+		io.Copy(io.Discard, os.Stdin)
+	} else {
+		fmt.Println("taken")
+	}
+	if err := l.Release(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 2
+	}
+	return 0
+}
+
+// collab runs the test binary as collab with args and env added, and
+// returns its exit status and output.
+func collab(t *testing.T, stdin string, env []string, args ...string) (int, string, string) {
 	t.Helper()
-	var out, errb bytes.Buffer
-	code = run(args, strings.NewReader(stdin), &out, &errb)
-	return code, out.String(), errb.String()
+	cmd := exec.Command(os.Args[0], args...)
+	cmd.Env = append(append(os.Environ(), asCollabEnv+"=1"), env...)
+	cmd.Stdin = strings.NewReader(stdin)
+	var out, errb strings.Builder
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	var exit *exec.ExitError
+	if err != nil && !errors.As(err, &exit) {
+		t.Fatal(err)
+	}
+	return cmd.ProcessState.ExitCode(), out.String(), errb.String()
 }
 
-func useFake(t *testing.T) *platformtest.Fake {
-	f := platformtest.New(t)
-	old := host
-	host = func() *platform.Platform { return f.Platform }
-	t.Cleanup(func() { host = old })
-	return f
-}
+// TestLockExcludesHoldersThroughSQLite: collab takes the SQLite mode's
+// lock through the kernel, writing nothing to the lock database, and a
+// process that takes it through SQLite meanwhile is refused; while one
+// holds it through SQLite, collab lock exits 75 naming it.
+func TestLockExcludesHoldersThroughSQLite(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "app.lock")
+	code, out, errOut := collab(t, "", nil, "lock", path, "--", "env", trySQLiteEnv+"="+path, os.Args[0])
+	if code != 0 || strings.TrimSpace(out) != "busy" {
+		t.Fatalf("a process taking the lock through SQLite under collab lock: exit %d, said %q (stderr %q); want busy", code, out, errOut)
+	}
+	if st, err := os.Stat(path); err != nil || st.Size() != 0 {
+		t.Fatalf("the lock database after collab lock: %v, %v; want it empty, written nothing (SQLite would have written its first page)", st, err)
+	}
 
-func TestIdentityPrintsStampAndJudgesItAlive(t *testing.T) {
-	f := useFake(t)
-	code, out, errOut := runCLI(t, "", "identity")
-	if code != 0 {
-		t.Fatalf("exit %d: %s", code, errOut)
+	holder := childproc.Start(t, holdSQLiteEnv+"="+path)
+	holder.Expect(t, "held")
+	code, _, errOut = collab(t, "", nil, "lock", path, "--", "true")
+	if code != command.ExitHeld || !strings.Contains(errOut, "pid "+strconv.Itoa(holder.Pid())) {
+		t.Errorf("collab lock while a process holds the lock through SQLite: exit %d, stderr %q; want %d naming pid %d", code, errOut, command.ExitHeld, holder.Pid())
 	}
-	self, _ := f.Processes.Self()
-	lines := strings.Split(strings.TrimSpace(out), "\n")
-	if len(lines) != 2 || lines[0] != string(self.Marshal()) || !strings.Contains(lines[1], ": alive (") {
-		t.Fatalf("output:\n%s", out)
+	if err := holder.Stdin.Close(); err != nil {
+		t.Fatal(err)
 	}
-}
-
-func TestIdentityFailsWhenSelfFails(t *testing.T) {
-	f := useFake(t)
-	f.Processes.FailSelf(errors.New("sandbox"))
-	code, _, errOut := runCLI(t, "", "identity")
-	if code != 1 || !strings.Contains(errOut, "sandbox") {
-		t.Fatalf("exit %d, stderr %q", code, errOut)
+	if err := holder.Wait(); err != nil {
+		t.Fatal(err)
 	}
-}
-
-func TestJudge(t *testing.T) {
-	f := useFake(t)
-	dead := f.Processes.Start()
-	f.Processes.Kill(dead.PID)
-	f.Processes.Reap(dead.PID)
-	tests := []struct {
-		name, stdin string
-		args        []string
-		code        int
-		want        string
-	}{
-		{"dead holder", "", []string{"judge", string(dead.Marshal())}, 0, ": dead ("},
-		{"from stdin", string(dead.Marshal()), []string{"judge", "-"}, 0, ": dead ("},
-		{"garbage stamp", "", []string{"judge", `{"pid":"x"}`}, 1, `field "pid"`},
-		{"no argument", "", []string{"judge"}, 2, "usage"},
-		{"unknown command", "", []string{"nope"}, 2, `unknown command "nope"`},
-		{"no command", "", nil, 2, "usage: collab COMMAND"},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			code, out, errOut := runCLI(t, tc.stdin, tc.args...)
-			if code != tc.code || !strings.Contains(out+errOut, tc.want) {
-				t.Fatalf("exit %d, want %d; output %q, want it to contain %q", code, tc.code, out+errOut, tc.want)
-			}
-		})
+	if code, _, errOut := collab(t, "", nil, "lock", path, "--", "true"); code != 0 {
+		t.Errorf("collab lock of the released lock: exit %d, stderr %q", code, errOut)
 	}
 }
 
-func TestHelpListsCommands(t *testing.T) {
-	code, out, _ := runCLI(t, "", "help")
-	if code != 0 || !strings.Contains(out, "identity") || !strings.Contains(out, "judge") {
-		t.Fatalf("exit %d, output %q", code, out)
+// fakeFull writes a collab-full into a new directory that prints its
+// arguments and its first line of input, and exits 7; it returns the
+// directory, for PATH.
+func fakeFull(t *testing.T) string {
+	dir := t.TempDir()
+	script := "#!/bin/sh\nprintf 'args: %s\\n' \"$*\"\nread line\nprintf 'stdin: %s\\n' \"$line\"\nexit 7\n"
+	if err := os.WriteFile(filepath.Join(dir, fullName), []byte(script), 0o755); err != nil {
+		t.Fatal(err)
 	}
+	return dir
 }
 
-func TestGenWritesPolicyFromSpec(t *testing.T) {
-	out := t.TempDir()
-	code, _, errOut := runCLI(t, "", "gen", "-pkg", "mypolicy", "-out", out, "../../spec/lane.fsm")
-	if code != 0 {
-		t.Fatalf("exit %d: %s", code, errOut)
-	}
-	for _, name := range []string{"lane_gen.go", "lane_gen_test.go", "lane.dot", "lane.mmd"} {
-		if _, err := os.Stat(filepath.Join(out, name)); err != nil {
-			t.Errorf("collab gen did not write %s: %v", name, err)
+// TestOtherCommandsRunCollabFull: lease, check, gen and demo are run by
+// collab-full in collab's place, with its arguments, standard files and
+// exit status.
+func TestOtherCommandsRunCollabFull(t *testing.T) {
+	dir := fakeFull(t)
+	for _, args := range [][]string{{"lease", "ls", "--store", "dir:x"}, {"check"}, {"gen", "-pkg", "p"}, {"demo", "--seed", "1"}} {
+		code, out, errOut := collab(t, "input line\n", []string{"PATH=" + dir}, args...)
+		want := "args: " + strings.Join(args, " ") + "\nstdin: input line\n"
+		if code != 7 || out != want {
+			t.Errorf("collab %s: exit %d, output %q (stderr %q); want 7 and %q", strings.Join(args, " "), code, out, errOut, want)
 		}
 	}
-	bad := filepath.Join(t.TempDir(), "bad.fsm")
-	if err := os.WriteFile(bad, []byte("machine X\nstate A initial\nA --Nope --> A\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	code, _, errOut = runCLI(t, "", "gen", "-pkg", "p", "-out", t.TempDir(), bad)
-	if code != 1 || !strings.Contains(errOut, "bad.fsm:3:") {
-		t.Fatalf("invalid spec: exit %d, stderr %q; want exit 1 naming bad.fsm:3", code, errOut)
+}
+
+// TestWithoutCollabFull: a command that collab-full runs, where there is
+// none, says how to install it.
+func TestWithoutCollabFull(t *testing.T) {
+	code, _, errOut := collab(t, "", []string{"PATH=" + t.TempDir()}, "lease", "ls", "--store", "dir:x")
+	if code != 1 || !strings.Contains(errOut, "collab-full") || !strings.Contains(errOut, "go install") {
+		t.Fatalf("exit %d, stderr %q; want 1 saying how to install collab-full", code, errOut)
 	}
 }
 
-// collab gen model-checks a family's policy first: one that collab check
-// rejects is not written, with the counterexample, unless -unchecked says
-// so; a spec of no family is written with a note that nothing checked it.
-func TestGenChecksFirst(t *testing.T) {
-	unsafe := "../../worldmodel/testdata/mutations/lease-silent-holder-held.fsm"
-	out := t.TempDir()
-	code, _, errOut := runCLI(t, "", "gen", "-pkg", "p", "-out", out, unsafe)
-	if code != 1 || !strings.Contains(errOut, "violation of") || !strings.Contains(errOut, "nothing written") {
-		t.Fatalf("a failing policy: exit %d, stderr %q", code, errOut)
+// TestHelpListsEveryCommand: collab's help lists the commands it runs
+// itself and those collab-full runs for it.
+func TestHelpListsEveryCommand(t *testing.T) {
+	var out strings.Builder
+	if code := command.Run(command.All(runFull), []string{"help"}, strings.NewReader(""), &out, io.Discard); code != 0 {
+		t.Fatalf("help: exit %d", code)
 	}
-	if entries, _ := os.ReadDir(out); len(entries) != 0 {
-		t.Fatalf("collab gen wrote %d files of a policy that failed its check", len(entries))
-	}
-	code, _, errOut = runCLI(t, "", "gen", "-unchecked", "-pkg", "p", "-out", out, unsafe)
-	if code != 0 || !strings.Contains(errOut, "not model-checked") {
-		t.Fatalf("-unchecked: exit %d, stderr %q", code, errOut)
-	}
-	if _, err := os.Stat(filepath.Join(out, "lease_gen.go")); err != nil {
-		t.Fatalf("-unchecked wrote no policy: %v", err)
-	}
-	door := filepath.Join(t.TempDir(), "door.fsm")
-	if err := os.WriteFile(door, []byte("machine Door\ntrigger Push\noutput open\nstate Closed initial\nClosed --Push / open\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	code, _, errOut = runCLI(t, "", "gen", "-pkg", "p", "-out", t.TempDir(), door)
-	if code != 0 || !strings.Contains(errOut, "no world to check it in") {
-		t.Fatalf("a spec of no family: exit %d, stderr %q", code, errOut)
+	for _, name := range []string{"check", "demo", "gen", "identity", "judge", "lease", "lock"} {
+		if !strings.Contains(out.String(), "  "+name+" ") {
+			t.Errorf("help lists no %s:\n%s", name, out.String())
+		}
 	}
 }

@@ -1,4 +1,4 @@
-package main
+package command
 
 import (
 	"syscall"
@@ -9,7 +9,7 @@ import (
 // procAttr starts the command in a process group of its own if ownGroup,
 // and has the kernel kill it with SIGKILL when collab dies, even by
 // SIGKILL: it sends the signal when the thread that started the command
-// ends, so supervise keeps its goroutine on that thread.
+// ends, so Supervise keeps its goroutine on that thread.
 func procAttr(ownGroup bool) *syscall.SysProcAttr {
 	return &syscall.SysProcAttr{Setpgid: ownGroup, Pdeathsig: syscall.SIGKILL}
 }

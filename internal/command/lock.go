@@ -1,4 +1,4 @@
-package main
+package command
 
 import (
 	"context"
@@ -19,15 +19,15 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/rivus/collab/linearizability/torture"
 	"github.com/rivus/collab/platform"
 	"github.com/rivus/collab/plock"
 )
 
-// exitHeld is the status of `collab lock` when the lock is held: EX_TEMPFAIL.
-const exitHeld = 75
+// ExitHeld is the status of `collab lock` when the lock is held: EX_TEMPFAIL.
+const ExitHeld = 75
 
-func runLock(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+// RunLock is `collab lock` and `collab lock status`.
+func RunLock(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if len(args) > 0 && args[0] == "status" {
 		return runLockStatus(args[1:], stdout, stderr)
 	}
@@ -35,11 +35,11 @@ func runLock(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("collab lock", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	wait := fs.Bool("wait", false, "wait for the holder instead of exiting 75 at once")
-	timeout := durationFlag(fs, "timeout", 0, "with --wait, give up after this long (0: wait for ever)")
+	timeout := DurationFlag(fs, "timeout", 0, "with --wait, give up after this long (0: wait for ever)")
 	lockFile := fs.Bool("lock-file", false, lockFileUsage)
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: collab lock [--wait] [--timeout DURATION] [--lock-file] PATH -- COMMAND [ARG...]\n       collab lock status [--json] [--lock-file] PATH")
-		fmt.Fprintln(stderr, "The command gets the lock's guard as descriptor $"+guardEnv+": the lock stays held until every\nprocess holding it has ended; close it in a process that must outlive the lock. Exit status:\nthe command's; 75 the lock is held (or the wait timed out); 1 the lock failed; 2 bad usage.")
+		fmt.Fprintln(stderr, "The command gets the lock's guard as descriptor $"+GuardEnv+": the lock stays held until every\nprocess holding it has ended; close it in a process that must outlive the lock. Exit status:\nthe command's; 75 the lock is held (or the wait timed out); 1 the lock failed; 2 bad usage.")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -51,11 +51,11 @@ func runLock(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		fs.Usage()
 		return 2
 	}
-	if err := nonNegative("timeout", *timeout, "wait for ever"); err != nil {
+	if err := NonNegative("timeout", *timeout, "wait for ever"); err != nil {
 		fmt.Fprintf(stderr, "collab lock: %v\n", err)
 		return 2
 	}
-	if flagSet(fs, "timeout") && !*wait {
+	if FlagSet(fs, "timeout") && !*wait {
 		fmt.Fprintln(stderr, "collab lock: --timeout: bounds the wait of --wait, which is not given")
 		return 2
 	}
@@ -82,9 +82,9 @@ func runLock(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return lockFailed(stderr, path, err)
 	}
 	defer guard.Unlock()
-	c := child{argv: argv, stdin: stdin, stdout: stdout, stderr: stderr}
+	c := Child{Argv: argv, Stdin: stdin, Stdout: stdout, Stderr: stderr}
 	inheritGuard(&c, guard, outer)
-	status, _ := supervise(c)
+	status, _ := Supervise(c)
 	return status
 }
 
@@ -94,7 +94,7 @@ const lockFileUsage = "take the lock as a lock file, not a SQLite database: for 
 // lockPlatform is the platform of a lock: without SQLite in lock-file
 // mode.
 func lockPlatform(lockFile bool) *platform.Platform {
-	p := host()
+	p := Host()
 	if lockFile {
 		c := *p
 		c.SQLite = nil
@@ -119,19 +119,19 @@ func lockFailed(stderr io.Writer, path string, err error) int {
 	switch {
 	case errors.As(err, &held) && held.Holder != nil:
 		fmt.Fprintf(stderr, "collab lock: %s is held by pid %d on %s\n", path, held.Holder.PID, platform.Printable(held.Holder.Host))
-		return exitHeld
+		return ExitHeld
 	case errors.As(err, &held) && held.LockPID != 0:
 		fmt.Fprintf(stderr, "collab lock: %s is held by pid %d\n", path, held.LockPID)
-		return exitHeld
+		return ExitHeld
 	case errors.Is(err, plock.ErrHeld):
 		fmt.Fprintf(stderr, "collab lock: %s is held (holder unknown)\n", path)
-		return exitHeld
+		return ExitHeld
 	case errors.Is(err, errGuardHeld):
 		fmt.Fprintf(stderr, "collab lock: %s is %v\n", path, err)
-		return exitHeld
+		return ExitHeld
 	case errors.Is(err, context.DeadlineExceeded):
 		fmt.Fprintf(stderr, "collab lock: %s: timed out waiting for the holder\n", path)
-		return exitHeld
+		return ExitHeld
 	}
 	fmt.Fprintf(stderr, "collab lock: %v\n", err)
 	return 1
@@ -150,21 +150,26 @@ func warnShared(p *platform.Platform, path string, stderr io.Writer) {
 	}
 }
 
-// child is a command to run while a lock or lease is held.
-type child struct {
-	argv           []string
-	env            []string   // added to this process's environment
-	files          []*os.File // passed as descriptors 3, 4, …
-	stdin          io.Reader
-	stdout, stderr io.Writer
-	lost           <-chan struct{} // when closed, the child is stopped
-	grace          time.Duration   // between SIGTERM and SIGKILL after lost
+// Child is a command to run while a lock or lease is held.
+type Child struct {
+	Argv           []string
+	Env            []string   // added to this process's environment
+	Files          []*os.File // passed as descriptors 3, 4, …
+	Stdin          io.Reader
+	Stdout, Stderr io.Writer
+	Lost           <-chan struct{} // when closed, the child is stopped
+	Grace          time.Duration   // between SIGTERM and SIGKILL after lost
 }
 
 // privateEnv are collab's own variables, which the command does not get:
 // the store may carry a password, and the worker's switch would make any
 // collab the command runs a campaign worker.
-var privateEnv = []string{storeEnv, torture.EnvWorker}
+var privateEnv = []string{StoreEnv, TortureWorkerEnv}
+
+// TortureWorkerEnv is torture.EnvWorker, the switch that makes a collab a
+// campaign worker, named here so that the small command strips it
+// without linking the campaign (collab's tests hold the two equal).
+const TortureWorkerEnv = "COLLAB_TORTURE_WORKER"
 
 // commandEnviron returns environ without collab's own variables
 // (privateEnv).
@@ -179,29 +184,29 @@ func commandEnviron(environ []string) []string {
 	return out
 }
 
-// supervise runs c to its end, passing on the signals that would end this
-// process. When c.lost closes it sends the child SIGTERM, then SIGKILL
-// after c.grace. It returns the child's exit status (128+N when signal N
-// killed it), and whether c.lost closed.
-func supervise(c child) (status int, lost bool) {
-	cmd := exec.Command(c.argv[0], c.argv[1:]...)
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = c.stdin, c.stdout, c.stderr
+// Supervise runs c to its end, passing on the signals that would end this
+// process. When c.Lost closes it sends the child SIGTERM, then SIGKILL
+// after c.Grace. It returns the child's exit status (128+N when signal N
+// killed it), and whether c.Lost closed.
+func Supervise(c Child) (status int, lost bool) {
+	cmd := exec.Command(c.Argv[0], c.Argv[1:]...)
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = c.Stdin, c.Stdout, c.Stderr
 	// Background jobs of the command may keep its output pipes open (when
 	// collab's own are not files); once the command has exited, wait no
 	// longer than this for them, then stop them (below).
 	cmd.WaitDelay = time.Second
-	cmd.ExtraFiles = c.files
-	cmd.Env = append(commandEnviron(os.Environ()), c.env...)
+	cmd.ExtraFiles = c.Files
+	cmd.Env = append(commandEnviron(os.Environ()), c.Env...)
 	sigs := make(chan os.Signal, 4)
-	signal.Notify(sigs, forwardedSignals...)
+	signal.Notify(sigs, ForwardedSignals...)
 	defer signal.Stop(sigs)
 	// The parent-death signal follows the thread that started the child:
 	// keep this goroutine on it until the child has ended.
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
-	ownGroup, err := startChild(cmd, c.stdin)
+	ownGroup, err := startChild(cmd, c.Stdin)
 	if err != nil {
-		fmt.Fprintf(c.stderr, "collab: %v\n", err)
+		fmt.Fprintf(c.Stderr, "collab: %v\n", err)
 		return 127, false
 	}
 	done := make(chan error, 1)
@@ -211,10 +216,10 @@ func supervise(c child) (status int, lost bool) {
 		select {
 		case s := <-sigs:
 			signalChild(cmd, ownGroup, s)
-		case <-c.lost:
-			c.lost, lost = nil, true
+		case <-c.Lost:
+			c.Lost, lost = nil, true
 			signalChild(cmd, ownGroup, terminateSignal)
-			timer := time.NewTimer(c.grace)
+			timer := time.NewTimer(c.Grace)
 			defer timer.Stop()
 			kill = timer.C
 		case <-kill:
@@ -225,7 +230,7 @@ func supervise(c child) (status int, lost bool) {
 				// run on without the lock.
 				signalChild(cmd, ownGroup, os.Kill)
 			}
-			return exitStatus(err, c.stderr), lost
+			return exitStatus(err, c.Stderr), lost
 		}
 	}
 }
@@ -294,7 +299,7 @@ func runLockStatus(args []string, stdout, stderr io.Writer) int {
 	}
 	guarded, guardPIDs := false, []int(nil)
 	if !r.Held {
-		guarded, guardPIDs = guardStatus(path+guardSuffix, stderr)
+		guarded, guardPIDs = guardStatus(path+GuardSuffix, stderr)
 	}
 	if *asJSON {
 		st := lockStatus{Path: path, Held: r.Held || guarded, Guard: guarded, GuardPIDs: guardPIDs, LockPID: r.LockPID, StampMismatch: r.StampMismatch}

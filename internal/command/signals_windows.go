@@ -1,9 +1,9 @@
-package main
+package command
 
 import "os"
 
-// forwardedSignals reach the locked command instead of ending collab.
-var forwardedSignals = []os.Signal{os.Interrupt}
+// ForwardedSignals reach the locked command instead of ending collab.
+var ForwardedSignals = []os.Signal{os.Interrupt}
 
 // terminateSignal asks a child to end; windows has no SIGTERM, so it is
 // killed at once.

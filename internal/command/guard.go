@@ -1,4 +1,4 @@
-package main
+package command
 
 import (
 	"context"
@@ -25,9 +25,9 @@ import (
 // command that runs `collab lock --wait` on the same path waits for
 // itself: it holds the guard it waits for.
 const (
-	guardSuffix = ".guard"
+	GuardSuffix = ".guard"
 	guardFD     = 3 // the first of exec.Cmd's ExtraFiles
-	guardEnv    = "COLLAB_LOCK_FD"
+	GuardEnv    = "COLLAB_LOCK_FD"
 )
 
 // How often a waiting `collab lock` tries the guard again: flock has no
@@ -38,7 +38,7 @@ const (
 )
 
 // errGuardHeld: processes of a command that ran under the lock still run.
-var errGuardHeld = errors.New("held by processes of an earlier command run under it, which still hold " + guardSuffix)
+var errGuardHeld = errors.New("held by processes of an earlier command run under it, which still hold " + GuardSuffix)
 
 // guardQuickTries is how many times a `collab lock` without --wait tries
 // the guard before it reports it held: `collab lock status` holds a shared
@@ -51,7 +51,7 @@ const guardQuickTries = 4
 func takeGuard(ctx context.Context, p *platform.Platform, path string, wait bool) (platform.Unlocker, error) {
 	pause := platform.Backoff{Clock: p.GetClock(), First: guardFirstBackoff, Max: guardMaxBackoff}
 	for try := 1; ; try++ {
-		u, err := p.FS.TryLock(path + guardSuffix)
+		u, err := p.FS.TryLock(path + GuardSuffix)
 		switch {
 		case errors.Is(err, platform.ErrLocked) && !wait && try >= guardQuickTries:
 			return nil, errGuardHeld
@@ -70,38 +70,38 @@ func takeGuard(ctx context.Context, p *platform.Platform, path string, wait bool
 // inheritGuard gives c the guard's file as descriptor guardFD, where the
 // platform passes files to a child, and passes on the guards of the locks
 // this collab runs under (a nested `collab lock outer -- collab lock
-// inner -- …`) at the descriptors after it, listed in outerGuardsEnv, so
+// inner -- …`) at the descriptors after it, listed in OuterGuardsEnv, so
 // that the command keeps every outer lock's guard too: were this collab
 // killed with the outer one, the outer lock would stay guarded while the
 // command runs.
-func inheritGuard(c *child, guard platform.Unlocker, outer []*os.File) {
+func inheritGuard(c *Child, guard platform.Unlocker, outer []*os.File) {
 	f, ok := guard.(interface{ File() *os.File })
 	if !ok || !passesFiles {
 		return
 	}
-	c.files = append([]*os.File{f.File()}, outer...)
-	c.env = append(c.env, guardEnv+"="+strconv.Itoa(guardFD))
+	c.Files = append([]*os.File{f.File()}, outer...)
+	c.Env = append(c.Env, GuardEnv+"="+strconv.Itoa(guardFD))
 	var fds []string
-	for i := 1; i < len(c.files); i++ {
+	for i := 1; i < len(c.Files); i++ {
 		fds = append(fds, strconv.Itoa(guardFD+i))
 	}
-	c.env = append(c.env, outerGuardsEnv+"="+strings.Join(fds, " "))
+	c.Env = append(c.Env, OuterGuardsEnv+"="+strings.Join(fds, " "))
 }
 
-// outerGuardsEnv lists the descriptors of the outer locks' guards that a
+// OuterGuardsEnv lists the descriptors of the outer locks' guards that a
 // nested collab lock passed on.
-const outerGuardsEnv = "COLLAB_LOCK_OUTER_FDS"
+const OuterGuardsEnv = "COLLAB_LOCK_OUTER_FDS"
 
 // outerGuards returns the guards this process inherited from the collab
-// locks it runs under: the descriptors guardEnv and outerGuardsEnv name
-// that are open regular files. runLock calls it first, before it opens
+// locks it runs under: the descriptors GuardEnv and OuterGuardsEnv name
+// that are open regular files. RunLock calls it first, before it opens
 // a file of its own, so that every descriptor it finds was inherited;
 // the files stay referenced until the process ends. A descriptor that
 // the command in between closed and opened again for another file is
 // passed on as well, which does no harm.
 func outerGuards() []*os.File {
 	var files []*os.File
-	for _, s := range strings.Fields(os.Getenv(guardEnv) + " " + os.Getenv(outerGuardsEnv)) {
+	for _, s := range strings.Fields(os.Getenv(GuardEnv) + " " + os.Getenv(OuterGuardsEnv)) {
 		if n, err := strconv.Atoi(s); err == nil && n >= guardFD {
 			if f := inheritedFile(n); f != nil {
 				files = append(files, f)

@@ -12,6 +12,7 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/rivus/collab/internal/command"
 	"github.com/rivus/collab/platform/platformtest"
 )
 
@@ -99,15 +100,15 @@ func TestPlantedGuardRefused(t *testing.T) {
 // collab lock refuses, naming it.
 func TestLockStatusNamesAPlantedGuard(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "app.lock")
-	if err := syscall.Mkfifo(path+guardSuffix, 0o600); err != nil {
+	if err := syscall.Mkfifo(path+command.GuardSuffix, 0o600); err != nil {
 		t.Fatal(err)
 	}
 	code, out, errOut := runCLI(t, "", "lock", "status", path)
-	if code != 1 || !strings.Contains(out, "free") || !strings.Contains(errOut, path+guardSuffix) {
+	if code != 1 || !strings.Contains(out, "free") || !strings.Contains(errOut, path+command.GuardSuffix) {
 		t.Errorf("status: exit %d, stdout %q, stderr %q; want free, naming the guard", code, out, errOut)
 	}
 	code, out, errOut = runCLI(t, "", "lock", path, "--", "echo", "ran")
-	if code != 1 || out != "" || !strings.Contains(errOut, path+guardSuffix) || !strings.Contains(errOut, "not a regular file") {
+	if code != 1 || out != "" || !strings.Contains(errOut, path+command.GuardSuffix) || !strings.Contains(errOut, "not a regular file") {
 		t.Errorf("lock: exit %d, stdout %q, stderr %q; want refused, naming the guard", code, out, errOut)
 	}
 }

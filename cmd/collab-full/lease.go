@@ -16,6 +16,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/rivus/collab/internal/command"
 	"github.com/rivus/collab/lease"
 	"github.com/rivus/collab/lease/file"
 	"github.com/rivus/collab/lease/sqlite"
@@ -26,13 +27,6 @@ import (
 // exitLeaseLost is the status of `collab lease run` when the lease was lost
 // while the command ran (the command was then stopped): EX_PROTOCOL.
 const exitLeaseLost = 76
-
-// storeEnv names the environment variable --store defaults to: a
-// PostgreSQL URL with a password is readable by every local user on a
-// command line (/proc/PID/cmdline), and not in the environment. A URL
-// without a password takes one from PGPASSWORD or the password file
-// (PGPASSFILE, ~/.pgpass), as libpq's clients do.
-const storeEnv = "COLLAB_STORE"
 
 // leaseStore is an open repository and how to close it.
 type leaseStore struct {
@@ -210,7 +204,7 @@ var usageNotes = map[string]string{
 	"collab lease run": "The command runs with $COLLAB_LEASE_KEY (the key) and $COLLAB_LEASE_TOKEN (the fencing token,\n" +
 		"the lease's generation: pass it to every write that can check it). Exit status: the command's;\n" +
 		"75 the key is held (or the wait timed out); 76 the lease was lost and the command stopped;\n" +
-		"1 the store failed; 2 bad usage. The store may also come from $" + storeEnv + ".",
+		"1 the store failed; 2 bad usage. The store may also come from $" + command.StoreEnv + ".",
 	"collab lease ls": "Opens the store read-only: it creates and changes nothing. Exit status: 0; 1 the store is\n" +
 		"missing, is not a lease store, or failed; 2 bad usage.",
 	"collab lease break": "Exit status: 0 broken; 3 no lease to break (no record, or released); 75 the holder may still\n" +
@@ -229,14 +223,14 @@ func missing(fs *flag.FlagSet, stderr io.Writer, what string) int {
 
 func runLeaseRun(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs := newFlags("collab lease run", leaseRunUsage, stderr)
-	storeSpec := fs.String("store", os.Getenv(storeEnv), "a SQLite file path, dir:PATH for one JSON file per key, or a postgres:// URL (default $"+storeEnv+")")
+	storeSpec := fs.String("store", os.Getenv(command.StoreEnv), "a SQLite file path, dir:PATH for one JSON file per key, or a postgres:// URL (default $"+command.StoreEnv+")")
 	key := fs.String("key", "", "the key to lease")
-	ttl := durationFlag(fs, "ttl", time.Minute, "the lease's time to live")
-	heartbeat := durationFlag(fs, "heartbeat", 15*time.Second, "how often to renew (at most ttl/2)")
+	ttl := command.DurationFlag(fs, "ttl", time.Minute, "the lease's time to live")
+	heartbeat := command.DurationFlag(fs, "heartbeat", 15*time.Second, "how often to renew (at most ttl/2)")
 	wait := fs.Bool("wait", false, "wait for the holder instead of exiting 75 at once: woken by a release or a break where the store can tell, and trying again every tenth of --ttl, which takes over a dead holder, and a silent one once the longer of its TTL and --ttl has passed since first seen")
-	timeout := durationFlag(fs, "timeout", 0, "with --wait, give up after this long and exit 75 (0: wait for ever)")
+	timeout := command.DurationFlag(fs, "timeout", 0, "with --wait, give up after this long and exit 75 (0: wait for ever)")
 	value := fs.String("value", "", "a value to publish with the lease, which lease ls shows (an address, a version)")
-	grace := durationFlag(fs, "grace", 10*time.Second, "time between SIGTERM and SIGKILL of the command on loss; the lease is declared lost this long before its TTL, so that the command has stopped before a successor may take over (default 10s, or less to leave two heartbeats in the TTL)")
+	grace := command.DurationFlag(fs, "grace", 10*time.Second, "time between SIGTERM and SIGKILL of the command on loss; the lease is declared lost this long before its TTL, so that the command has stopped before a successor may take over (default 10s, or less to leave two heartbeats in the TTL)")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -260,27 +254,27 @@ func runLeaseRun(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if err := store.ValidateValue(*value); err != nil {
 		valueErr = fmt.Errorf("--%w", err)
 	}
-	graceErr := leaseGrace(grace, flagSet(fs, "grace"), *ttl, *heartbeat)
-	cfg := lease.Config{TTL: *ttl, Heartbeat: *heartbeat, LossMargin: *grace, Repository: lease.NewMemoryRepository(), Platform: host()}
+	graceErr := leaseGrace(grace, command.FlagSet(fs, "grace"), *ttl, *heartbeat)
+	cfg := lease.Config{TTL: *ttl, Heartbeat: *heartbeat, LossMargin: *grace, Repository: lease.NewMemoryRepository(), Platform: command.Host()}
 	cfgErr := error(nil)
 	if graceErr == nil {
 		cfgErr = cfg.Validate()
 	}
 	var timeoutErr error
-	if flagSet(fs, "timeout") && !*wait {
+	if command.FlagSet(fs, "timeout") && !*wait {
 		timeoutErr = errors.New("--timeout: bounds the wait of --wait, which is not given")
 	} else {
-		timeoutErr = nonNegative("timeout", *timeout, "wait for ever")
+		timeoutErr = command.NonNegative("timeout", *timeout, "wait for ever")
 	}
-	if reportAll(stderr, "collab lease run", specErr, keyErr, valueErr, graceErr, timeoutErr, cfgErr) {
+	if command.ReportAll(stderr, "collab lease run", specErr, keyErr, valueErr, graceErr, timeoutErr, cfgErr) {
 		return 2
 	}
-	existed := spec.mustExist(host()) == nil
-	if err := spec.parentExists(host()); !existed && err != nil {
+	existed := spec.mustExist(command.Host()) == nil
+	if err := spec.parentExists(command.Host()); !existed && err != nil {
 		fmt.Fprintf(stderr, "collab lease run: %v\n", err)
 		return 1
 	}
-	st, err := openStore(host(), spec, false)
+	st, err := openStore(command.Host(), spec, false)
 	if err != nil {
 		fmt.Fprintf(stderr, "collab lease run: %v\n", err)
 		return 1
@@ -304,7 +298,7 @@ func runLeaseRun(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	}
 	defer l.Close()
 	env := []string{"COLLAB_LEASE_KEY=" + *key, "COLLAB_LEASE_TOKEN=" + strconv.FormatUint(uint64(l.Token()), 10)}
-	status, lost := supervise(child{argv: argv, env: env, stdin: stdin, stdout: stdout, stderr: stderr, lost: l.Lost(), grace: *grace})
+	status, lost := command.Supervise(command.Child{Argv: argv, Env: env, Stdin: stdin, Stdout: stdout, Stderr: stderr, Lost: l.Lost(), Grace: *grace})
 	if lost && errors.Is(l.Err(), lease.ErrLost) {
 		fmt.Fprintf(stderr, "collab lease run: %v; the command was stopped\n", l.Err())
 		return exitLeaseLost
@@ -321,7 +315,7 @@ func leaseGrace(grace *time.Duration, given bool, ttl, heartbeat time.Duration) 
 		*grace = min(*grace, max(room, 0))
 		return nil
 	}
-	if err := nonNegative("grace", *grace, "SIGKILL at once"); err != nil {
+	if err := command.NonNegative("grace", *grace, "SIGKILL at once"); err != nil {
 		return err
 	}
 	if *grace > room {
@@ -337,7 +331,7 @@ func leaseGrace(grace *time.Duration, given bool, ttl, heartbeat time.Duration) 
 // holds) fails the command, with --wait too, instead of hanging it or
 // passing for a holder to wait for.
 func acquireLease(m *lease.Manager, repo store.Repository, key, value string, wait bool, timeout, ttl time.Duration, stderr io.Writer) (*lease.Lease, int) {
-	ctx, stop := signal.NotifyContext(context.Background(), forwardedSignals...)
+	ctx, stop := signal.NotifyContext(context.Background(), command.ForwardedSignals...)
 	defer stop()
 	var (
 		l   *lease.Lease
@@ -357,7 +351,7 @@ func acquireLease(m *lease.Manager, repo store.Repository, key, value string, wa
 		// the store can tell (store.Watcher), and polling between a
 		// twentieth and a tenth of the TTL, but with each attempt bounded.
 		freed, stop := store.WatchFreedOrPoll(wctx, repo, key)
-		pause := platform.Backoff{Clock: host().GetClock(), First: max(ttl/10, 2*time.Millisecond), Jitter: true}
+		pause := platform.Backoff{Clock: command.Host().GetClock(), First: max(ttl/10, 2*time.Millisecond), Jitter: true}
 		for l, err = attempt(wctx); errors.Is(err, lease.ErrHeld); l, err = attempt(wctx) {
 			if err = pause.WaitOr(wctx, freed); err != nil {
 				break
@@ -377,13 +371,13 @@ func acquireLease(m *lease.Manager, repo store.Repository, key, value string, wa
 		return nil, 130
 	case errors.Is(err, errWaitTimedOut):
 		fmt.Fprintf(stderr, "collab lease run: %q: timed out waiting for the holder\n", key)
-		return nil, exitHeld
+		return nil, command.ExitHeld
 	case errors.As(err, &held) && held.Holder != nil:
 		fmt.Fprintf(stderr, "collab lease run: %q is held by pid %d on %s\n", key, held.Holder.PID, platform.Printable(held.Holder.Host))
-		return nil, exitHeld
+		return nil, command.ExitHeld
 	case errors.Is(err, lease.ErrHeld):
 		fmt.Fprintf(stderr, "collab lease run: %q is held (holder unknown)\n", key)
-		return nil, exitHeld
+		return nil, command.ExitHeld
 	}
 	fmt.Fprintf(stderr, "collab lease run: %v\n", err)
 	return nil, 1
@@ -391,13 +385,6 @@ func acquireLease(m *lease.Manager, repo store.Repository, key, value string, wa
 
 // errWaitTimedOut ends a wait that --timeout bounds.
 var errWaitTimedOut = errors.New("timed out waiting for the holder")
-
-// flagSet reports whether the flag name was given.
-func flagSet(fs *flag.FlagSet, name string) bool {
-	set := false
-	fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
-	return set
-}
 
 // errStoreSilent ends an acquisition the store did not answer within a TTL.
 var errStoreSilent = errors.New("the store did not answer within the TTL")
@@ -419,7 +406,7 @@ type leaseRow struct {
 
 func runLeaseLs(args []string, stdout, stderr io.Writer) int {
 	fs := newFlags("collab lease ls", leaseLsUsage, stderr)
-	storeSpec := fs.String("store", os.Getenv(storeEnv), "a SQLite file path, dir:PATH, or a postgres:// URL (default $"+storeEnv+")")
+	storeSpec := fs.String("store", os.Getenv(command.StoreEnv), "a SQLite file path, dir:PATH, or a postgres:// URL (default $"+command.StoreEnv+")")
 	asJSON := fs.Bool("json", false, "print JSON lines")
 	if err := fs.Parse(args); err != nil {
 		return 2
@@ -428,7 +415,7 @@ func runLeaseLs(args []string, stdout, stderr io.Writer) int {
 		fs.Usage()
 		return 2
 	}
-	p := host()
+	p := command.Host()
 	st, code := openExistingStore(p, *storeSpec, "collab lease ls", false, stderr)
 	if code != 0 {
 		return code
@@ -441,7 +428,7 @@ func runLeaseLs(args []string, stdout, stderr io.Writer) int {
 	}
 	ok := printLeases(stdout, rows, *asJSON)
 	// The records that could not be read, after those that could.
-	if reportAll(stderr, "collab lease ls", bad...) {
+	if command.ReportAll(stderr, "collab lease ls", bad...) {
 		return 1
 	}
 	return boolStatus(ok)

@@ -8,6 +8,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/rivus/collab/internal/command"
 	"github.com/rivus/collab/lease"
 	"github.com/rivus/collab/lease/store"
 	"github.com/rivus/collab/platform"
@@ -25,7 +26,7 @@ var errBreakSilent = errors.New("the store did not answer within " + breakTimeou
 // on bad usage (a bad --key among it, found before the store is opened).
 func runLeaseBreak(args []string, stdout, stderr io.Writer) int {
 	fs := newFlags("collab lease break", leaseBreakUsage, stderr)
-	storeSpec := fs.String("store", os.Getenv(storeEnv), "a SQLite file path, dir:PATH, or a postgres:// URL (default $"+storeEnv+")")
+	storeSpec := fs.String("store", os.Getenv(command.StoreEnv), "a SQLite file path, dir:PATH, or a postgres:// URL (default $"+command.StoreEnv+")")
 	key := fs.String("key", "", "the key whose lease to break")
 	force := fs.Bool("force", false, "break a holder that may still run on this host too")
 	if err := fs.Parse(args); err != nil {
@@ -41,7 +42,7 @@ func runLeaseBreak(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "collab lease break: --key: %v\n", err)
 		return 2
 	}
-	p := host()
+	p := command.Host()
 	st, code := openExistingStore(p, *storeSpec, "collab lease break", true, stderr)
 	if code != 0 {
 		return code
@@ -56,7 +57,7 @@ func runLeaseBreak(args []string, stdout, stderr io.Writer) int {
 	case errors.As(err, &held):
 		fmt.Fprintf(stderr, "collab lease break: %q is held by pid %d on %s, which may still run on this host; --force breaks it anyway\n",
 			*key, held.Holder.PID, platform.Printable(held.Holder.Host))
-		return exitHeld
+		return command.ExitHeld
 	case errors.Is(err, lease.ErrNotHeld):
 		fmt.Fprintf(stderr, "collab lease break: %q: no lease to break (no record, or released)\n", *key)
 		return exitNotHeld

@@ -14,6 +14,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/rivus/collab/internal/command"
+	"github.com/rivus/collab/linearizability/torture"
 	"github.com/rivus/collab/platform"
 	"github.com/rivus/collab/platform/sqlite"
 	"github.com/rivus/collab/plock"
@@ -84,11 +86,11 @@ func TestLockHeldExits75NamingTheHolder(t *testing.T) {
 	defer l.Release()
 	self, _ := platform.OS().Process.Self()
 	code, out, errOut := runCLI(t, "", "lock", path, "--", "sh", "-c", "echo ran")
-	if code != exitHeld || out != "" || !strings.Contains(errOut, "pid "+strconv.Itoa(self.PID)) || !strings.Contains(errOut, self.Host) {
-		t.Fatalf("exit %d (want %d), stdout %q, stderr %q", code, exitHeld, out, errOut)
+	if code != command.ExitHeld || out != "" || !strings.Contains(errOut, "pid "+strconv.Itoa(self.PID)) || !strings.Contains(errOut, self.Host) {
+		t.Fatalf("exit %d (want %d), stdout %q, stderr %q", code, command.ExitHeld, out, errOut)
 	}
 	code, _, errOut = runCLI(t, "", "lock", "--wait", "--timeout", "20ms", path, "--", "true")
-	if code != exitHeld || !strings.Contains(errOut, "timed out") {
+	if code != command.ExitHeld || !strings.Contains(errOut, "timed out") {
 		t.Fatalf("--timeout: exit %d, stderr %q", code, errOut)
 	}
 }
@@ -173,16 +175,6 @@ func TestLockWarnsOfASharedDirectory(t *testing.T) {
 	}
 }
 
-// TestLockStatusEscapesTheHost: a holder's host name is written by
-// whoever holds the lock; it reaches the terminal quoted.
-func TestLockStatusEscapesTheHost(t *testing.T) {
-	r := plock.Report{Held: true, Holder: &platform.Identity{PID: 7, Host: "\x1b[2Jbox"}}
-	got := describeStatus("app.lock", r, false, nil)
-	if strings.Contains(got, "\x1b") || !strings.Contains(got, `\x1b[2Jbox`) {
-		t.Fatalf("describeStatus = %q, want the host quoted", got)
-	}
-}
-
 // TestCommandGetsNoPrivateVariables: the command under collab lock or
 // collab lease run does not get collab's own variables: the store, which
 // may carry a password, and the campaign worker's switch.
@@ -202,13 +194,10 @@ func TestCommandGetsNoPrivateVariables(t *testing.T) {
 	}
 }
 
-// TestLockStatusTellsAStampThatDoesNotMatch: a stamp that names another
-// process than the one the kernel names as holder is said to be stale or
-// planted, and the holder is the kernel's.
-func TestLockStatusTellsAStampThatDoesNotMatch(t *testing.T) {
-	r := plock.Report{Held: true, Holder: &platform.Identity{PID: 1, Host: "box"}, LockPID: 4321, StampMismatch: true}
-	got := describeStatus("app.lock", r, false, nil)
-	if want := "app.lock: held by pid 4321; its .holder stamp names pid 1 on box, which does not hold it (stale or planted)"; got != want {
-		t.Fatalf("describeStatus = %q, want %q", got, want)
+// TestTortureWorkerEnvIsTheCampaigns: collab, which links no campaign,
+// strips the campaign worker's switch by the name the campaign reads.
+func TestTortureWorkerEnvIsTheCampaigns(t *testing.T) {
+	if command.TortureWorkerEnv != torture.EnvWorker {
+		t.Fatalf("command.TortureWorkerEnv = %q, torture.EnvWorker = %q", command.TortureWorkerEnv, torture.EnvWorker)
 	}
 }

@@ -1,23 +1,20 @@
-package main
+package command
 
 import (
 	"fmt"
 	"io"
 
 	"github.com/rivus/collab/platform"
-	"github.com/rivus/collab/platform/sqlite"
 )
 
-// host is the platform the commands run on, with SQLite for locks and
-// lease stores; tests replace it.
-var host = sqlite.OS
-
-func runIdentity(args []string, _ io.Reader, stdout, stderr io.Writer) int {
+// RunIdentity is `collab identity`: this process's identity, and how it
+// judges itself.
+func RunIdentity(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	if len(args) != 0 {
 		fmt.Fprintln(stderr, "collab identity: takes no arguments")
 		return 2
 	}
-	p := host()
+	p := Host()
 	self, err := p.Process.Self()
 	if err != nil {
 		fmt.Fprintf(stderr, "collab identity: %v\n", err)
@@ -29,7 +26,9 @@ func runIdentity(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	return 0
 }
 
-func runJudge(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+// RunJudge is `collab judge`: a stored identity judged from this
+// process table.
+func RunJudge(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if len(args) != 1 {
 		fmt.Fprintln(stderr, "usage: collab judge STAMP|-")
 		return 2
@@ -47,7 +46,7 @@ func runJudge(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "collab judge: %v\n", err)
 		return 1
 	}
-	v := host().Process.Judge(id)
+	v := Host().Process.Judge(id)
 	fmt.Fprintf(stdout, "%s: %s (%s)\n", id, v.Liveness, v.Reason)
 	return 0
 }

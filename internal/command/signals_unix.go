@@ -1,15 +1,15 @@
 //go:build !windows
 
-package main
+package command
 
 import (
 	"os"
 	"syscall"
 )
 
-// forwardedSignals reach the locked command instead of ending collab
+// ForwardedSignals reach the locked command instead of ending collab
 // first, which would drop the lock while the command still runs.
-var forwardedSignals = []os.Signal{syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT}
+var ForwardedSignals = []os.Signal{syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT}
 
 // terminateSignal asks a child to end.
 var terminateSignal os.Signal = syscall.SIGTERM

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/rivus/collab/fsm"
+	"github.com/rivus/collab/internal/command"
 	"github.com/rivus/collab/modelcheck"
 	"github.com/rivus/collab/policy"
 	"github.com/rivus/collab/worldmodel"
@@ -18,7 +19,7 @@ import (
 func runCheck(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("collab check", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	timeout := durationFlag(fs, "timeout", 5*time.Minute, "give up on a policy after this long, the verdict then incomplete (0: no limit)")
+	timeout := command.DurationFlag(fs, "timeout", 5*time.Minute, "give up on a policy after this long, the verdict then incomplete (0: no limit)")
 	maxStates := fs.Int("max-states", 0, "give up on a policy after this many states (0: no limit)")
 	fingerprint := fs.Bool("fingerprint", false, "keep 64-bit hashes of worlds instead of the worlds")
 	progress := fs.Bool("progress", false, "print a progress line every few seconds")
@@ -35,7 +36,7 @@ func runCheck(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	if *workers < 1 {
 		workersErr = fmt.Errorf("--workers: is %d; want 1 or more", *workers)
 	}
-	if reportAll(stderr, "collab check", nonNegative("timeout", *timeout, "no limit"), nonNegative("max-states", *maxStates, "no limit"), workersErr) {
+	if command.ReportAll(stderr, "collab check", command.NonNegative("timeout", *timeout, "no limit"), command.NonNegative("max-states", *maxStates, "no limit"), workersErr) {
 		return 2
 	}
 	c := &checker{stdout: stdout, stderr: stderr, larger: *larger,

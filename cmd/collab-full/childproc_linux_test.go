@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"errors"
+	"github.com/rivus/collab/internal/command"
 	"github.com/rivus/collab/platform/platformtest"
 	"io"
 	"os"
@@ -142,11 +143,11 @@ func TestKilledCollabsJobsKeepTheLock(t *testing.T) {
 	killCollab(t, first)
 
 	code, _, errOut := runCLI(t, "", "lock", path, "--", "true")
-	if code != exitHeld || !strings.Contains(errOut, guardSuffix) {
-		t.Fatalf("collab lock while the killed holder's job runs: exit %d, stderr %q; want %d naming the guard", code, errOut, exitHeld)
+	if code != command.ExitHeld || !strings.Contains(errOut, command.GuardSuffix) {
+		t.Fatalf("collab lock while the killed holder's job runs: exit %d, stderr %q; want %d naming the guard", code, errOut, command.ExitHeld)
 	}
 	code, out, errOut := runCLI(t, "", "lock", "status", path)
-	if code != 0 || !strings.Contains(out, guardSuffix) || !strings.Contains(out, "taken by pid "+strconv.Itoa(first.Process.Pid)) {
+	if code != 0 || !strings.Contains(out, command.GuardSuffix) || !strings.Contains(out, "taken by pid "+strconv.Itoa(first.Process.Pid)) {
 		t.Fatalf("collab lock status: exit %d, stdout %q, stderr %q; want held by the guard, which the killed collab %d took", code, out, errOut, first.Process.Pid)
 	}
 
@@ -172,8 +173,8 @@ func TestKilledCollabsJobsKeepTheLock(t *testing.T) {
 // job that closes it does not hold the lock once the command has ended.
 func TestLockFDIsTheGuard(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "app.lock")
-	code, out, errOut := runCLI(t, "", "lock", path, "--", "sh", "-c", `echo "$`+guardEnv+`"; readlink /proc/self/fd/$`+guardEnv)
-	if code != 0 || out != "3\n"+path+guardSuffix+"\n" {
+	code, out, errOut := runCLI(t, "", "lock", path, "--", "sh", "-c", `echo "$`+command.GuardEnv+`"; readlink /proc/self/fd/$`+command.GuardEnv)
+	if code != 0 || out != "3\n"+path+command.GuardSuffix+"\n" {
 		t.Fatalf("exit %d, stdout %q, stderr %q; want descriptor 3 open on the guard", code, out, errOut)
 	}
 }
@@ -237,17 +238,17 @@ func TestNestedLockKeepsTheOuterGuard(t *testing.T) {
 	dir := t.TempDir()
 	outer, inner := filepath.Join(dir, "outer.lock"), filepath.Join(dir, "inner.lock")
 	t.Setenv(asCollabEnv, "1") // the inner collab is this test binary too
-	show := `echo "$` + guardEnv + ` $` + outerGuardsEnv + `"; readlink /proc/self/fd/3 /proc/self/fd/4`
+	show := `echo "$` + command.GuardEnv + ` $` + command.OuterGuardsEnv + `"; readlink /proc/self/fd/3 /proc/self/fd/4`
 	code, out, errOut := runCLI(t, "", "lock", outer, "--", os.Args[0], "lock", inner, "--", "sh", "-c", show)
-	if want := "3 4\n" + inner + guardSuffix + "\n" + outer + guardSuffix + "\n"; code != 0 || out != want {
+	if want := "3 4\n" + inner + command.GuardSuffix + "\n" + outer + command.GuardSuffix + "\n"; code != 0 || out != want {
 		t.Fatalf("exit %d, stdout %q, stderr %q; want %q", code, out, errOut, want)
 	}
 
 	first, pids := startCollab(t, "lock", outer, "--", os.Args[0], "lock", inner, "--", "sh", "-c", "sleep 60 >/dev/null 2>&1 & echo $$ $!; wait")
 	killCollab(t, first)
 	code, _, errOut = runCLI(t, "", "lock", outer, "--", "true")
-	if code != exitHeld || !strings.Contains(errOut, guardSuffix) {
-		t.Fatalf("collab lock of the outer lock while the job runs: exit %d, stderr %q; want %d naming the guard", code, errOut, exitHeld)
+	if code != command.ExitHeld || !strings.Contains(errOut, command.GuardSuffix) {
+		t.Fatalf("collab lock of the outer lock while the job runs: exit %d, stderr %q; want %d naming the guard", code, errOut, command.ExitHeld)
 	}
 	if err := syscall.Kill(pids[1], syscall.SIGKILL); err != nil {
 		t.Fatal(err)
@@ -297,7 +298,7 @@ func TestOtherUserReadsADaemonsLockStatus(t *testing.T) {
 	if !gone(pids[0]) {
 		t.Fatal("the daemon's command outlived it")
 	}
-	if out, code := status(dir, "lock", "status", path); code != 0 || !strings.Contains(out, guardSuffix) || !strings.Contains(out, "taken by pid "+strconv.Itoa(daemon.Process.Pid)) {
+	if out, code := status(dir, "lock", "status", path); code != 0 || !strings.Contains(out, command.GuardSuffix) || !strings.Contains(out, "taken by pid "+strconv.Itoa(daemon.Process.Pid)) {
 		t.Fatalf("status as nobody while the command's job holds the guard: exit %d, %q; want the guard held, taken by pid %d", code, out, daemon.Process.Pid)
 	}
 	if err := syscall.Kill(pids[1], syscall.SIGKILL); err != nil {

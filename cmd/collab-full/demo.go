@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/rivus/collab/internal/command"
 	"github.com/rivus/collab/linearizability/torture"
 )
 
@@ -30,7 +31,7 @@ var collabCommand string
 func runDemo(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("collab demo", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	duration := durationFlag(fs, "duration", 25*time.Second, "how long the campaign makes faults")
+	duration := command.DurationFlag(fs, "duration", 25*time.Second, "how long the campaign makes faults")
 	store := fs.String("store", torture.StoreSQLite, "the lease store: sqlite, file or postgres")
 	pgURL := fs.String("postgres-url", "", "the PostgreSQL database of --store postgres (the run's tables go in a schema of their own)")
 	seed := fs.Int64("seed", 0, "the seed of every random choice (0: from the clock); printed to replay a run")
@@ -39,12 +40,12 @@ func runDemo(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	dir := fs.String("dir", "", "the run directory, new or empty (default: a new temporary directory, kept)")
 	html := fs.String("html", "", "where to write porcupine's visualisation (default: DIR/history.html)")
 	keys := fs.Int("keys", torture.DefaultKeys, "keys the workers share")
-	pauseEvery := durationFlag(fs, "pause-every", torture.DefaultPauseEvery, "mean gap between SIGSTOP pauses")
+	pauseEvery := command.DurationFlag(fs, "pause-every", torture.DefaultPauseEvery, "mean gap between SIGSTOP pauses")
 	minOps := fs.Int("min-ops", 0, "fail unless the campaign makes at least this many operations (it runs on past --duration to reach the targets)")
 	minKills := fs.Int("min-kills", 0, "fail unless at least this many SIGKILLs")
 	minPauses := fs.Int("min-pauses", 0, "fail unless at least this many SIGSTOP pauses of at least a TTL")
-	lanesFor := durationFlag(fs, "lanes", 5*time.Second, "after the processes, how long the in-process lanes campaign runs (0: none)")
-	deadline := durationFlag(fs, "deadline", 0, "bound the whole campaign, the check included, so that a slow machine still reaches the --min targets (0: twice --duration, twice the check timeout, and 30s)")
+	lanesFor := command.DurationFlag(fs, "lanes", 5*time.Second, "after the processes, how long the in-process lanes campaign runs (0: none)")
+	deadline := command.DurationFlag(fs, "deadline", 0, "bound the whole campaign, the check included, so that a slow machine still reaches the --min targets (0: twice --duration, twice the check timeout, and 30s)")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}

@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rivus/collab/internal/command"
 	"github.com/rivus/collab/lease/file"
 	"github.com/rivus/collab/lease/sqlite"
 	"github.com/rivus/collab/lease/store"
@@ -79,8 +80,8 @@ func TestLeaseRunHeldExits75(t *testing.T) {
 			end := holdLease(t, "--store", store, "--key", "k")
 			self, _ := platform.OS().Process.Self()
 			code, out, errOut := runCLI(t, "", "lease", "run", "--store", store, "--key", "k", "--", "echo", "ran")
-			if code != exitHeld || out != "" || !strings.Contains(errOut, "held by pid") || !strings.Contains(errOut, self.Host) {
-				t.Fatalf("exit %d (want %d), stdout %q, stderr %q", code, exitHeld, out, errOut)
+			if code != command.ExitHeld || out != "" || !strings.Contains(errOut, "held by pid") || !strings.Contains(errOut, self.Host) {
+				t.Fatalf("exit %d (want %d), stdout %q, stderr %q", code, command.ExitHeld, out, errOut)
 			}
 			if code := end(); code != 0 {
 				t.Fatalf("holder exit %d", code)
@@ -360,7 +361,7 @@ func TestLeaseLsEscapesKeys(t *testing.T) {
 // where every local user can read it.
 func TestStoreFromTheEnvironment(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "leases.db")
-	t.Setenv(storeEnv, path)
+	t.Setenv(command.StoreEnv, path)
 	if code, _, errOut := runCLI(t, "", "lease", "run", "--key", "from-env", "--", "true"); code != 0 {
 		t.Fatal(errOut)
 	}
@@ -370,7 +371,7 @@ func TestStoreFromTheEnvironment(t *testing.T) {
 	}
 	code, out, _ = runCLI(t, "", "lease", "ls", "--store", filepath.Join(t.TempDir(), "none.db"))
 	if code == 0 {
-		t.Fatalf("--store did not override $%s: exit 0, stdout %q", storeEnv, out)
+		t.Fatalf("--store did not override $%s: exit 0, stdout %q", command.StoreEnv, out)
 	}
 }
 
@@ -417,8 +418,8 @@ func TestLeaseRunWaits(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			end := holdLease(t, "--store", store, "--key", "k", "--ttl", "2s", "--heartbeat", "500ms", "--grace", "100ms")
 			code, _, errOut := runCLI(t, "", "lease", "run", "--store", store, "--key", "k", "--ttl", "2s", "--heartbeat", "500ms", "--wait", "--timeout", "300ms", "--", "true")
-			if code != exitHeld || !strings.Contains(errOut, "timed out waiting for the holder") {
-				t.Fatalf("--timeout: exit %d (want %d), stderr %q", code, exitHeld, errOut)
+			if code != command.ExitHeld || !strings.Contains(errOut, "timed out waiting for the holder") {
+				t.Fatalf("--timeout: exit %d (want %d), stderr %q", code, command.ExitHeld, errOut)
 			}
 			done := make(chan struct{})
 			var (
@@ -452,8 +453,8 @@ func TestLeaseBreakStopsTheHolder(t *testing.T) {
 				t.Fatalf("command said %q, %v", line, err)
 			}
 			go io.Copy(io.Discard, stdoutR)
-			if code, _, errOut := runCLI(t, "", "lease", "break", "--store", store, "--key", "k"); code != exitHeld || !strings.Contains(errOut, "--force") {
-				t.Fatalf("break of a live holder without --force: exit %d, stderr %q; want %d", code, errOut, exitHeld)
+			if code, _, errOut := runCLI(t, "", "lease", "break", "--store", store, "--key", "k"); code != command.ExitHeld || !strings.Contains(errOut, "--force") {
+				t.Fatalf("break of a live holder without --force: exit %d, stderr %q; want %d", code, errOut, command.ExitHeld)
 			}
 			if code, out, errOut := runCLI(t, "", "lease", "break", "--store", store, "--key", "k", "--force"); code != 0 || !strings.Contains(out, "generation 2") {
 				t.Fatalf("break --force: exit %d, stdout %q, stderr %q", code, out, errOut)

@@ -1,0 +1,18 @@
+//go:build unix
+
+package main
+
+import (
+	"sync"
+
+	"github.com/rivus/collab/internal/sqliteos"
+	"github.com/rivus/collab/platform"
+)
+
+// host is the operating system, its SQLite's locks taken through the
+// kernel: collab links no SQLite.
+var host = sync.OnceValue(func() *platform.Platform {
+	p := *platform.OS()
+	p.SQLite = sqliteos.KernelLocks
+	return &p
+})
