@@ -107,8 +107,9 @@ func runMutant(ctx context.Context, cfg *config, s *scratch, m mutant, apply boo
 	}
 	// The campaign's workers run with the contract monitors on, as make
 	// campaign's do: a broken duty ends a worker, which fails the run.
-	if res := runBounded(ctx, s.repo, nil, 15*time.Minute, goCommand(), "build", "-trimpath", "-tags", "collabmonitor", "-o", s.bin, "./cmd/collab-full"); res.code != 0 {
-		r.setup = "go build -tags collabmonitor ./cmd/collab-full: " + failure(res)
+	// collab beside collab-full: the campaign runs both (make campaign).
+	if res := runBounded(ctx, s.repo, nil, 15*time.Minute, goCommand(), "build", "-trimpath", "-tags", "collabmonitor", "-o", filepath.Dir(s.bin)+string(filepath.Separator), "./cmd/collab", "./cmd/collab-full"); res.code != 0 {
+		r.setup = "go build -tags collabmonitor ./cmd/collab ./cmd/collab-full: " + failure(res)
 		say("ERROR: %s", r.setup)
 		return r
 	}

@@ -19,7 +19,7 @@ import (
 type scratch struct {
 	dir  string // the temporary directory
 	repo string // the copy
-	bin  string // the collab binary built from the mutated copy
+	bin  string // collab-full, built from the mutated copy (collab beside it)
 	runs string // the campaigns' run directories
 }
 
@@ -35,7 +35,7 @@ func newScratch(ctx context.Context, root string) (*scratch, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &scratch{dir: dir, repo: filepath.Join(dir, "repo"), bin: filepath.Join(dir, "bin", "collab"), runs: filepath.Join(dir, "runs")}
+	s := &scratch{dir: dir, repo: filepath.Join(dir, "repo"), bin: filepath.Join(dir, "bin", "collab-full"), runs: filepath.Join(dir, "runs")}
 	if err := s.fill(ctx, root); err != nil {
 		s.remove()
 		return nil, err

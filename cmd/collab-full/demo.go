@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"runtime"
 	"time"
 
 	"github.com/rivus/collab/internal/command"
@@ -21,6 +22,25 @@ var workerCommand []string
 // collabCommand is the collab executable the workers run commands under
 // (`collab lock`, `collab lease run`); "" is this executable.
 var collabCommand string
+
+// smallCollabBeside returns the small collab installed beside full, or "":
+// the campaign's `collab lock` rounds then take the SQLite lock through
+// the kernel half the time (torture.Config.CollabLock).
+func smallCollabBeside(full string) string {
+	name := "collab"
+	if runtime.GOOS == "windows" {
+		name += ".exe"
+	}
+	small := filepath.Join(filepath.Dir(full), name)
+	sst, err := os.Stat(small)
+	if err != nil || !sst.Mode().IsRegular() {
+		return ""
+	}
+	if fst, err := os.Stat(full); err != nil || os.SameFile(sst, fst) {
+		return ""
+	}
+	return small
+}
 
 // runDemo is `collab demo`: a torture campaign of real worker processes
 // on a store in a temporary directory, with a live progress line, then
@@ -118,6 +138,9 @@ func demo(ctx context.Context, cfg torture.Config, stdout, stderr io.Writer) int
 			return 1
 		}
 		cfg.Collab = exe
+	}
+	if cfg.CollabLock = smallCollabBeside(cfg.Collab); cfg.CollabLock != "" {
+		fmt.Fprintf(stdout, "collab demo: `collab lock` also through %s, which takes SQLite's lock through the kernel\n", cfg.CollabLock)
 	}
 	fmt.Fprintf(stdout, "collab demo: %d worker processes on %s for %v, seed %d, in %s\n",
 		cfg.WithDefaults().Workers, cfg.Store, cfg.Duration, cfg.Seed, cfg.Dir)

@@ -36,7 +36,7 @@ func startChild(cfg Config, p int, exited chan<- *child, quit <-chan struct{}) (
 		a.Policy = cfg.Policies[p%n]
 	}
 	a.NewPIDNamespace = inOwnPIDNamespace(cfg, p)
-	a.Collab = cfg.Collab
+	a.Collab, a.CollabLock = cfg.Collab, cfg.CollabLock
 	spec, err := json.Marshal(a)
 	if err != nil {
 		return nil, err

@@ -20,6 +20,7 @@ import (
 // Words of the events file for the command-line rounds.
 const (
 	noteCommandLock      = "cmdlock"          // a command ran under `collab lock`
+	noteCommandKernel    = "cmdlock-kernel"   // … of the small collab, through the kernel
 	noteCommandRefused   = "cmdlock-held"     // `collab lock` found the lock held
 	noteCommandOrphan    = "cmdlock-killed"   // `collab lock` was killed under its running command
 	noteLeaseRun         = "leaserun"         // a command ran under `collab lease run`
@@ -62,8 +63,8 @@ type commandRun struct {
 // running the command. With keepStderr, the process's stderr is kept in
 // r.stderr, which Wait then reads to its end: only for a process whose
 // command ends with it. Otherwise it goes to the worker's own.
-func (w *worker) startCommand(args []string, keepStderr bool) (r *commandRun, line string, ok bool, err error) {
-	r = &commandRun{cmd: exec.Command(w.a.Collab, args...)}
+func (w *worker) startCommand(exe string, args []string, keepStderr bool) (r *commandRun, line string, ok bool, err error) {
+	r = &commandRun{cmd: exec.Command(exe, args...)}
 	r.cmd.Stderr = os.Stderr
 	if keepStderr {
 		r.stderr = new(bytes.Buffer)
@@ -132,14 +133,16 @@ func (r *commandRun) status() int { return r.cmd.ProcessState.ExitCode() }
 // until the command ends. A `collab lock` that finds the lock held exits
 // 75, and nothing is recorded.
 func (w *worker) commandLockRound() error {
-	args := []string{"lock"}
+	args, exe := []string{"lock"}, w.a.Collab
 	if w.a.Store == StoreFile {
 		args = append(args, "--lock-file")
+	} else if w.a.CollabLock != "" && w.rng.IntN(2) == 0 {
+		exe = w.a.CollabLock
 	}
 	args = append(append(args, filepath.Join(w.a.Dir, locksDir, commandKey+".lock"), "--"), heldCommand...)
 	// Its stderr is the worker's: a command killed with it runs on
 	// holding the pipe of a kept stderr, which Wait would wait for.
-	r, _, ok, err := w.startCommand(args, false)
+	r, _, ok, err := w.startCommand(exe, args, false)
 	switch {
 	case err != nil:
 		return err
@@ -155,6 +158,9 @@ func (w *worker) commandLockRound() error {
 		return err
 	}
 	w.note(noteCommandLock)
+	if exe != w.a.Collab {
+		w.note(noteCommandKernel)
+	}
 	killed := w.rng.IntN(3) == 0
 	if killed {
 		// The command runs on, holding the guard; its section goes on
@@ -216,7 +222,7 @@ func (w *worker) leaseRunRound(key string) error {
 	if err != nil {
 		return err
 	}
-	r, line, ok, err := w.startCommand(args, true)
+	r, line, ok, err := w.startCommand(w.a.Collab, args, true)
 	if err != nil || !ok {
 		// A wait that timed out may have cut an attempt short, which the
 		// command line does not say: of unknown outcome, as any other end.

@@ -115,6 +115,13 @@ type Config struct {
 	// commands under `collab lock` (see commandLockRound) and `collab
 	// lease run --wait` (see leaseRunRound). Default: none.
 	Collab string
+	// CollabLock, if set with Collab, is the small collab executable
+	// (cmd/collab), which takes the SQLite mode's lock through the
+	// kernel, without SQLite: on the SQLite store, one `collab lock`
+	// round in two runs it instead of Collab (collab-full, whose lock
+	// goes through SQLite), so that holders of the two kinds meet.
+	// Default: none.
+	CollabLock string
 	// Progress, if set, hears the live progress line about twice a
 	// second.
 	Progress func(Stats)
@@ -187,6 +194,8 @@ func (c Config) Validate() error {
 		return bad("PIDNamespaces", "is %d; pid namespaces are Linux's", c.PIDNamespaces)
 	case c.PIDNamespaces > 0 && os.Geteuid() != 0:
 		return bad("PIDNamespaces", "is %d; making a pid namespace needs root", c.PIDNamespaces)
+	case c.CollabLock != "" && c.Collab == "":
+		return bad("CollabLock", "is %q without Collab, whose rounds it shares", c.CollabLock)
 	case c.Keys < 1 || c.Keys > 1000:
 		return bad("Keys", "is %d; want 1 to 1000", c.Keys)
 	case c.Duration <= 0:

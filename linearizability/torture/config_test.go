@@ -37,6 +37,7 @@ func TestConfigValidate(t *testing.T) {
 		{"Server.Faults", func(c *Config) { c.Server.MinCutOff = 1 }},
 		{"Server.MinStops", func(c *Config) { c.Server.MinCutOff = -1 }},
 		{"Workers", func(c *Config) { c.Workers = 1 }},
+		{"CollabLock", func(c *Config) { c.CollabLock = "collab" }},
 		{"Keys", func(c *Config) { c.Keys = -1 }},
 		{"Heartbeat", func(c *Config) { c.Heartbeat = c.TTL }},
 		{"Pause", func(c *Config) { c.Pause = c.TTL / 2 }},

@@ -290,6 +290,7 @@ func (c *controller) snapshot() Stats {
 	s.TermsLost = c.tally.notes[noteTermLost]
 	s.CommandLocks = c.tally.notes[noteCommandLock]
 	s.CommandOrphans = c.tally.notes[noteCommandOrphan]
+	s.CommandKernel = c.tally.notes[noteCommandKernel]
 	s.CommandRefused = c.tally.notes[noteCommandRefused]
 	s.LeaseRuns = c.tally.notes[noteLeaseRun]
 	s.LeaseRunsTimedOut = c.tally.notes[noteLeaseRunTimedOut]

@@ -30,6 +30,8 @@ type assignment struct {
 	NewPIDNamespace bool `json:"newPIDNamespace,omitempty"`
 	// Collab is Config.Collab.
 	Collab string `json:"collab,omitempty"`
+	// CollabLock is Config.CollabLock.
+	CollabLock string `json:"collabLock,omitempty"`
 	// PostgresURL and Schema locate StorePostgres.
 	PostgresURL string `json:"postgresURL,omitempty"`
 	Schema      string `json:"schema,omitempty"`

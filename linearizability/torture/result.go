@@ -110,6 +110,9 @@ func (r *Result) Print(w io.Writer) {
 	if c.Collab != "" {
 		fmt.Fprintf(w, "commands under collab lock: %d run, %d of them on after collab lock was killed (the guard kept the lock), %d refused as held\n",
 			s.CommandLocks, s.CommandOrphans, s.CommandRefused)
+		if c.CollabLock != "" {
+			fmt.Fprintf(w, "  of them under the small collab, its SQLite lock taken through the kernel beside collab-full's through SQLite: %d\n", s.CommandKernel)
+		}
 		fmt.Fprintf(w, "commands under collab lease run --wait: %d run, %d gave up waiting\n", s.LeaseRuns, s.LeaseRunsTimedOut)
 	}
 	if c.PIDNamespaces > 0 {

@@ -24,9 +24,11 @@ type Stats struct {
 	Terms     int           // leaders' terms begun (lease/leader's OnStarted)
 	TermsLost int           // terms that ended with the lease lost
 	// CommandLocks counts the commands run under `collab lock`, of which
-	// CommandOrphans ran on after it was killed, holding the guard;
-	// CommandRefused the `collab lock` runs that found the lock held.
-	CommandLocks, CommandOrphans, CommandRefused int
+	// CommandOrphans ran on after it was killed, holding the guard, and
+	// CommandKernel under the small collab, its lock taken through the
+	// kernel (Config.CollabLock); CommandRefused the `collab lock` runs
+	// that found the lock held.
+	CommandLocks, CommandOrphans, CommandKernel, CommandRefused int
 	// LeaseRuns counts the commands run under `collab lease run --wait`,
 	// LeaseRunsTimedOut the runs that gave up waiting.
 	LeaseRuns, LeaseRunsTimedOut int
