@@ -217,7 +217,7 @@ func (w *worker) lockRound(key string) error {
 	var l *plock.Lock
 	err := w.record(key, lz.Lock, lz.Input{}, func(ctx context.Context) lz.Output {
 		var err error
-		l, err = plock.Acquire(ctx, w.plat, path, plock.Options{})
+		l, err = plock.Acquire(ctx, w.lockPlat, path, plock.Options{})
 		switch {
 		case err == nil:
 			return outOK

@@ -167,7 +167,7 @@ func lockKind(store string) string {
 	if store == StoreFile {
 		return "lock files"
 	}
-	return "SQLite exclusive locks"
+	return "SQLite exclusive locks, through SQLite and (workers of odd number) through the kernel alone"
 }
 
 // ProgressLine renders s as the one-line live progress.

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/rivus/collab/gen"
+	"github.com/rivus/collab/internal/sqliteos"
 	"github.com/rivus/collab/lease"
 	"github.com/rivus/collab/lease/file"
 	"github.com/rivus/collab/lease/sqlite"
@@ -27,14 +28,19 @@ const opTimeout = 5 * time.Second
 
 // worker is one worker process's state.
 type worker struct {
-	a      assignment
-	plat   *platform.Platform // the lock's platform: without SQLite for the file store
-	repo   store.Repository
-	mgr    *lease.Manager
-	res    Resource
-	rec    *lz.Recorder
-	events *os.File
-	losses *os.File // the leases it declared lost
+	a    assignment
+	plat *platform.Platform // the stores' platform: without SQLite for the file store
+	// lockPlat is plat for the process locks, but on the SQLite store a
+	// worker of odd number takes them through the kernel alone
+	// (sqliteos.KernelLocks, as the small collab does), so that holders of
+	// the two kinds meet, each process of one kind only.
+	lockPlat *platform.Platform
+	repo     store.Repository
+	mgr      *lease.Manager
+	res      Resource
+	rec      *lz.Recorder
+	events   *os.File
+	losses   *os.File // the leases it declared lost
 	// takeovers are its takeovers on proof of death, and self its
 	// identity, for the check of judgements (judged.go).
 	takeovers *os.File
@@ -74,6 +80,12 @@ func openWorker(a assignment) (*worker, error) {
 	w.plat = platformsqlite.OS()
 	if err := w.openStores(); err != nil {
 		return nil, errors.Join(err, w.close())
+	}
+	w.lockPlat = w.plat
+	if a.Store == StoreSQLite && a.Process%2 == 1 {
+		p := *w.plat
+		p.SQLite = sqliteos.KernelLocks
+		w.lockPlat = &p
 	}
 	if err := w.openRest(); err != nil {
 		return nil, errors.Join(err, w.close())
