@@ -247,7 +247,9 @@ func (w *worker) round() error {
 	w.nap()
 	switch n := w.rng.IntN(40); {
 	case n < 8 && w.sharesLocks():
-		return w.lockRound(key)
+		// Process locks on two keys at most, so that holders meet often
+		// enough to be refused, and a broken exclusion shows.
+		return w.lockRound(fmt.Sprintf("k%d", w.rng.IntN(min(w.a.Keys, 2))))
 	case n < 13: // breaks are refused mostly: a dead holder is soon taken over
 		return w.breakOp(key)
 	case n < 15:
