@@ -167,7 +167,7 @@ func lockKind(store string) string {
 	if store == StoreFile {
 		return "lock files"
 	}
-	return "SQLite exclusive locks, through SQLite and (workers of odd number) through the kernel alone"
+	return "SQLite exclusive locks, through SQLite and (three workers in four) through the kernel alone"
 }
 
 // ProgressLine renders s as the one-line live progress.

@@ -30,10 +30,11 @@ const opTimeout = 5 * time.Second
 type worker struct {
 	a    assignment
 	plat *platform.Platform // the stores' platform: without SQLite for the file store
-	// lockPlat is plat for the process locks, but on the SQLite store a
-	// worker of odd number takes them through the kernel alone
+	// lockPlat is plat for the process locks, but on the SQLite store
+	// three workers in four (by number) take them through the kernel alone
 	// (sqliteos.KernelLocks, as the small collab does), so that holders of
-	// the two kinds meet, each process of one kind only.
+	// the two kinds meet, and two through the kernel meet often: each
+	// process takes them in one way only.
 	lockPlat *platform.Platform
 	repo     store.Repository
 	mgr      *lease.Manager
@@ -82,7 +83,7 @@ func openWorker(a assignment) (*worker, error) {
 		return nil, errors.Join(err, w.close())
 	}
 	w.lockPlat = w.plat
-	if a.Store == StoreSQLite && a.Process%2 == 1 {
+	if a.Store == StoreSQLite && a.Process%4 != 0 {
 		p := *w.plat
 		p.SQLite = sqliteos.KernelLocks
 		w.lockPlat = &p
