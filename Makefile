@@ -10,7 +10,8 @@ install: ## install the command line (collab and collab-full, side by side), bui
 	CGO_ENABLED=0 $(GO) install ./cmd/collab ./cmd/collab-full
 
 demo: ## the main job: a 25 s torture campaign of real processes, checked by porcupine
-	$(GO) run ./cmd/collab-full demo
+	$(GO) build -o $(CURDIR)/.campaign/ ./cmd/collab ./cmd/collab-full
+	$(CURDIR)/.campaign/collab-full demo
 
 generate: ## regenerate fsm/ from spec/, and the examples' policies
 	$(GO) generate ./...

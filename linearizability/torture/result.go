@@ -110,7 +110,7 @@ func (r *Result) Print(w io.Writer) {
 	if c.Collab != "" {
 		fmt.Fprintf(w, "commands under collab lock: %d run, %d of them on after collab lock was killed (the guard kept the lock), %d refused as held\n",
 			s.CommandLocks, s.CommandOrphans, s.CommandRefused)
-		if c.CollabLock != "" {
+		if c.CollabLock != "" && c.Store != StoreFile {
 			fmt.Fprintf(w, "  of them under the small collab, its SQLite lock taken through the kernel beside collab-full's through SQLite: %d\n", s.CommandKernel)
 		}
 		fmt.Fprintf(w, "commands under collab lease run --wait: %d run, %d gave up waiting\n", s.LeaseRuns, s.LeaseRunsTimedOut)
@@ -164,10 +164,13 @@ func objects(ids []lz.ObjectID) string {
 
 // lockKind names how the workers' process locks are taken on store.
 func lockKind(store string) string {
-	if store == StoreFile {
+	switch store {
+	case StoreFile:
 		return "lock files"
+	case StoreSQLite:
+		return "SQLite exclusive locks, through SQLite and (three workers in four) through the kernel alone"
 	}
-	return "SQLite exclusive locks, through SQLite and (three workers in four) through the kernel alone"
+	return "SQLite exclusive locks"
 }
 
 // ProgressLine renders s as the one-line live progress.
