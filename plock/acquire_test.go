@@ -2,6 +2,7 @@ package plock
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"os"
 	"path/filepath"
@@ -10,6 +11,7 @@ import (
 	"time"
 
 	"github.com/rivus/collab/fsm"
+	"github.com/rivus/collab/internal/lockbackend"
 	"github.com/rivus/collab/internal/sqliteos"
 	"github.com/rivus/collab/platform"
 	"github.com/rivus/collab/platform/platformtest"
@@ -245,9 +247,51 @@ func TestNilPlatformIsSQLiteOS(t *testing.T) {
 // link platform/sqlite, which this test binary does: what its init
 // registered is taken back until the test ends.
 func unlinkSQLite(t *testing.T) {
-	registered := sqliteos.OS
-	sqliteos.OS = nil
-	t.Cleanup(func() { sqliteos.OS = registered })
+	registered, mode := sqliteos.OS, lockbackend.SQLite
+	sqliteos.OS, lockbackend.SQLite = nil, nil
+	t.Cleanup(func() { sqliteos.OS, lockbackend.SQLite = registered, mode })
+}
+
+// ownSQLite is a SQLite of the caller's own, which plock cannot open
+// without its SQLite mode linked.
+type ownSQLite struct{}
+
+func (ownSQLite) Open(string, platform.SQLiteOptions) (*sql.DB, error) {
+	panic("plock opened a SQLite without its SQLite mode linked")
+}
+
+// In a program that links neither platform/sqlite nor the kernel's locks,
+// plock has no SQLite mode: a platform with a SQLite of the caller's own
+// is an *ArgError from each entry point saying what to import, and
+// nothing is created.
+func TestPlatformWithSQLiteWithoutTheModeIsArgError(t *testing.T) {
+	unlinkSQLite(t)
+	dir := t.TempDir()
+	path := filepath.Join(dir, "daemon.lock")
+	p := *platform.OS()
+	p.SQLite = ownSQLite{}
+	check := func(call string, err error) {
+		t.Helper()
+		var ae *ArgError
+		if !errors.As(err, &ae) || ae.Arg != "Platform" || ae.Reason != sqliteNotLinked {
+			t.Errorf("%s = %v, want an *ArgError on Platform: %s", call, err, sqliteNotLinked)
+		}
+	}
+	l, err := Acquire(context.Background(), &p, path, Options{})
+	if l != nil {
+		t.Error("Acquire returned a lock")
+	}
+	check("Acquire", err)
+	_, err = IsHeld(context.Background(), &p, path)
+	check("IsHeld", err)
+	_, err = Inspect(context.Background(), &p, path)
+	check("Inspect", err)
+	if !strings.Contains(sqliteNotLinked, "github.com/rivus/collab/platform/sqlite") {
+		t.Errorf("the error %q does not say what to import", sqliteNotLinked)
+	}
+	if got := listing(t, dir); len(got) != 0 {
+		t.Errorf("the calls created %v", got)
+	}
 }
 
 // In a program that does not link platform/sqlite, a nil platform, which

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/rivus/collab/internal/childproc"
+	"github.com/rivus/collab/internal/sqlitelock"
 	"github.com/rivus/collab/platform"
 	"github.com/rivus/collab/platform/sqlite"
 	"golang.org/x/sys/unix"
@@ -31,7 +32,7 @@ func BenchmarkIsHeld(b *testing.B) {
 	defer probe.Close()
 
 	floor := func() {
-		lk := unix.Flock_t{Type: unix.F_RDLCK, Start: sqlitePendingByte, Len: sqliteLockBytes}
+		lk := unix.Flock_t{Type: unix.F_RDLCK, Start: sqlitelock.PendingByte, Len: sqlitelock.LockBytes}
 		if err := unix.FcntlFlock(probe.Fd(), unix.F_GETLK, &lk); err != nil {
 			b.Fatal(err)
 		}
@@ -85,7 +86,7 @@ func refusedTryLock(b *testing.B, path string) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	lk := unix.Flock_t{Type: unix.F_WRLCK, Start: sqlitePendingByte, Len: sqliteLockBytes}
+	lk := unix.Flock_t{Type: unix.F_WRLCK, Start: sqlitelock.PendingByte, Len: sqlitelock.LockBytes}
 	if err := unix.FcntlFlock(f.Fd(), unix.F_SETLK, &lk); !errors.Is(err, unix.EAGAIN) && !errors.Is(err, unix.EACCES) {
 		b.Fatalf("a lock attempt on the held lock's bytes = %v; want EAGAIN or EACCES", err)
 	}

@@ -9,7 +9,7 @@ import (
 	"os"
 	"strconv"
 
-	"github.com/rivus/collab/internal/sqliteos"
+	"github.com/rivus/collab/internal/sqlitelock"
 	"github.com/rivus/collab/platform"
 	"github.com/rivus/collab/platform/sqlite"
 )
@@ -24,7 +24,7 @@ const (
 
 const (
 	backendSQLite = "sqlite"
-	backendKernel = "kernel" // the SQLite mode through sqliteos.KernelLocks
+	backendKernel = "kernel" // the SQLite mode through sqlitelock.KernelLocks
 	backendFile   = "file"
 )
 
@@ -91,7 +91,7 @@ func childPlatform(backend string) *platform.Platform {
 		return platform.OS()
 	case backendKernel:
 		p := *platform.OS()
-		p.SQLite = sqliteos.KernelLocks
+		p.SQLite = sqlitelock.KernelLocks
 		return &p
 	}
 	return sqlite.OS()

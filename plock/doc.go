@@ -9,15 +9,17 @@
 // saying how to choose a mode (below): never the lock-file mode, so that
 // two programs that both pass nil never lock one path in two modes.
 // platform.OS() has no SQLite, so it takes the lock file mode. A platform
-// without its FS or Process, or an Options.Policy of another family, is an
-// *ArgError naming the argument, returned before the call looks at its
+// without its FS or Process, one with a SQLite in a program that does not
+// link platform/sqlite (a SQLite of the caller's own), or an
+// Options.Policy of another family, is an *ArgError naming the argument, returned before the call looks at its
 // context or touches any file.
 //
 // # Choosing a mode, and what it links
 //
 // plock does not import platform/sqlite, so a program links SQLite
 // (modernc.org/sqlite: a plock program that links it is some 10.6 MB, one
-// that takes only lock files some 4 MB) only if it asks for it. A
+// that takes only lock files some 3.2 MB) only if it asks for it; the
+// SQLite mode's code, and database/sql, come with platform/sqlite too. A
 // program that wants the SQLite mode passes sqlite.OS(), or nil; nil
 // works once platform/sqlite is linked by any import: directly, through
 // lease/sqlite, or, in a program that uses nothing else of it, by
@@ -46,8 +48,8 @@
 // collab command, which links no SQLite, takes the same lock through the
 // kernel alone: the write locks SQLite's unix VFS holds on the lock
 // bytes of an exclusively locked database, taken with fcntl; holders of
-// the two kinds exclude each other, and IsHeld sees both. The holder's identity goes into <path>.holder for diagnostics
-// only: a process that cannot read its own identity still takes the lock,
+// the two kinds exclude each other, and IsHeld sees both. The holder's
+// identity goes into <path>.holder for diagnostics only: a process that cannot read its own identity still takes the lock,
 // writes no stamp, and removes one left by a holder that died.
 //
 // Without SQLite the lock is a file holding the holder's identity, created

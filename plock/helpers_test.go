@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rivus/collab/internal/lockbackend"
 	"github.com/rivus/collab/platform"
 	"github.com/rivus/collab/platform/platformtest"
 	"github.com/rivus/collab/platform/sqlite"
@@ -291,3 +292,6 @@ func exists(t *testing.T, name string) bool {
 }
 
 func lockPath(f *platformtest.Fake) string { return filepath.Join(f.Dir, "daemon.lock") }
+
+// holderSuffix names the stamp beside a SQLite lock.
+const holderSuffix = lockbackend.HolderSuffix

@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"time"
 
+	"github.com/rivus/collab/internal/lockbackend"
 	"github.com/rivus/collab/platform"
 )
 
@@ -34,10 +35,10 @@ type fileHeld struct {
 	stamp []byte
 }
 
-// attempt creates the lock file, reclaiming it first when its holder is
+// Attempt creates the lock file, reclaiming it first when its holder is
 // dead on proof. self is never nil: Acquire fails before any attempt when
 // the identity a lock file needs cannot be read.
-func (b *fileBackend) attempt(_ context.Context, self *platform.Identity, _ time.Duration) (held, error) {
+func (b *fileBackend) Attempt(_ context.Context, self *platform.Identity, _ time.Duration) (held, error) {
 	stamp := self.Marshal()
 	for range 3 { // the file may vanish or be reclaimed between the steps
 		err := b.p.FS.CreateExclusive(b.path, stamp, 0o644)
@@ -54,7 +55,7 @@ func (b *fileBackend) attempt(_ context.Context, self *platform.Identity, _ time
 		case st.free:
 			continue
 		case !st.reclaimable:
-			return nil, &busyError{holder: st.holder}
+			return nil, &busyError{Holder: st.holder}
 		}
 		if err := b.reclaim(st.data); err != nil {
 			return nil, err
@@ -63,8 +64,8 @@ func (b *fileBackend) attempt(_ context.Context, self *platform.Identity, _ time
 	return nil, &busyError{}
 }
 
-// needsIdentity: a lock file is judged by the identity it holds.
-func (b *fileBackend) needsIdentity() bool { return true }
+// NeedsIdentity: a lock file is judged by the identity it holds.
+func (b *fileBackend) NeedsIdentity() bool { return true }
 
 // lockState is what inspecting a lock file found.
 type lockState struct {
@@ -142,7 +143,7 @@ func (b *fileBackend) reclaim(judged []byte) error {
 		return nil // someone else reclaimed it already
 	}
 	if err != nil || !bytes.Equal(data, judged) {
-		return &busyError{holder: readHolder(b.p.FS, b.path)} // a new holder replaced it
+		return &busyError{Holder: lockbackend.ReadHolder(b.p.FS, b.path)} // a new holder replaced it
 	}
 	if monitoring {
 		b.reclaiming(judged)
@@ -151,11 +152,11 @@ func (b *fileBackend) reclaim(judged []byte) error {
 	if err := b.p.FS.Rename(b.path, private); err != nil {
 		return fmt.Errorf("plock: reclaim lock file %s: %w", b.path, err)
 	}
-	return removeIfExists(b.p.FS, private)
+	return lockbackend.RemoveIfExists(b.p.FS, private)
 }
 
-// release removes the lock file if it still holds this process's stamp.
-func (h *fileHeld) release() error {
+// Release removes the lock file if it still holds this process's stamp.
+func (h *fileHeld) Release() error {
 	data, err := h.b.p.FS.ReadFile(h.b.path, platform.MaxIdentityJSON)
 	if errors.Is(err, fs.ErrNotExist) || err == nil && !bytes.Equal(data, h.stamp) {
 		return nil // reclaimed while held: nothing of ours to remove
@@ -163,15 +164,15 @@ func (h *fileHeld) release() error {
 	if err != nil {
 		return fmt.Errorf("plock: release lock file %s: %w", h.b.path, err)
 	}
-	return removeIfExists(h.b.p.FS, h.b.path)
+	return lockbackend.RemoveIfExists(h.b.p.FS, h.b.path)
 }
 
-// isHeld judges the lock file's holder as an attempt does, and leaves a
+// IsHeld judges the lock file's holder as an attempt does, and leaves a
 // dead holder's file for the next acquisition to reclaim.
-func (b *fileBackend) isHeld(context.Context) (probed, error) {
+func (b *fileBackend) IsHeld(context.Context) (probed, error) {
 	st, err := b.inspect()
 	if err != nil {
 		return probed{}, err
 	}
-	return probed{held: !st.free && !st.reclaimable, holder: st.holder}, nil
+	return probed{Held: !st.free && !st.reclaimable, Holder: st.holder}, nil
 }

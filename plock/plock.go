@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/rivus/collab/fsm"
+	"github.com/rivus/collab/internal/lockbackend"
 	"github.com/rivus/collab/internal/sqliteos"
 	"github.com/rivus/collab/platform"
 	"github.com/rivus/collab/policy"
@@ -91,7 +92,7 @@ func (l *Lock) Release() error {
 		l.released = true
 		l.err = unlock(l.task, turns.fire(l.task, trRelease), l.held)
 	case l.err != nil && isFile:
-		l.err = f.release()
+		l.err = f.Release()
 	}
 	return l.err
 }
@@ -104,7 +105,7 @@ func unlock(t *task, out policy.Outputs, h held) error {
 	}
 	var err error
 	if h != nil {
-		err = h.release()
+		err = h.Release()
 		if monitoring {
 			turns.released(t)
 		}
@@ -152,7 +153,7 @@ func Acquire(ctx context.Context, p *platform.Platform, path string, opts Option
 		pause: platform.Backoff{Clock: p.GetClock(), First: firstBackoff, Max: maxBackoff}}
 	if self, err := p.Process.Self(); err == nil {
 		a.self = &self
-	} else if a.b.needsIdentity() {
+	} else if a.b.NeedsIdentity() {
 		return nil, fmt.Errorf("plock: a lock file needs this process's identity: %w", err)
 	}
 	t, out := turns.request(newTurnKey(opener(p), resolved), pol, opts.Wait)
@@ -199,16 +200,16 @@ func IsHeld(ctx context.Context, p *platform.Platform, path string) (bool, error
 		return true, nil // never open the file behind our own holder
 	}
 	pr, err := probe(ctx, p, resolved)
-	return pr.held, err
+	return pr.Held, err
 }
 
 // probe asks the backend whether the lock at resolved is held, and adds
 // what the kernel's answer leaves out: this process's own locks, of
 // another opener of the path, or of an acquisition that began meanwhile.
 func probe(ctx context.Context, p *platform.Platform, resolved string) (probed, error) {
-	pr, err := backendFor(p, resolved).isHeld(ctx)
-	if !pr.held && err == nil {
-		pr.held = turns.busyPath(resolved)
+	pr, err := backendFor(p, resolved).IsHeld(ctx)
+	if !pr.Held && err == nil {
+		pr.Held = turns.busyPath(resolved)
 	}
 	return pr, err
 }
@@ -233,6 +234,8 @@ func checkPlatform(p *platform.Platform) (*platform.Platform, error) {
 		return nil, &ArgError{"Platform", "has no FS"}
 	case p.Process == nil:
 		return nil, &ArgError{"Platform", "has no Process"}
+	case p.SQLite != nil && lockbackend.SQLite == nil:
+		return nil, &ArgError{"Platform", sqliteNotLinked}
 	}
 	return p, nil
 }
@@ -250,19 +253,15 @@ func nilPlatform() (*platform.Platform, error) {
 	return sqliteos.OS(), nil
 }
 
+// sqliteNotLinked is why a platform with a SQLite is refused in a
+// program that links neither platform/sqlite nor the kernel's locks.
+const sqliteNotLinked = "has a SQLite, which means the SQLite mode, and this program does not link it: " +
+	`import "github.com/rivus/collab/platform/sqlite" (a blank import will do)`
+
 // nilWithoutSQLite is why a nil platform is refused, and what to do.
 const nilWithoutSQLite = "is nil, which means the SQLite mode, and this program links no SQLite: " +
 	`import "github.com/rivus/collab/platform/sqlite" (a blank import will do) for the SQLite mode, ` +
 	"or pass platform.OS() for the lock-file mode, which every user of the lock must then take"
-
-// osSQLite is platform/sqlite's SQLite (modernc.org/sqlite), or nil in a
-// program that does not link it.
-func osSQLite() platform.SQLite {
-	if sqliteos.OS == nil {
-		return nil
-	}
-	return sqliteos.OS().SQLite
-}
 
 // opener is what decides which callers share turns: the platform's SQLite,
 // or without SQLite its file system.
@@ -377,12 +376,12 @@ func (a *acquisition) attempt(t *task) policy.Outputs {
 	}
 	if a.attempts == 0 {
 		for range firstTries {
-			if h, err = a.b.attempt(ctx, a.self, firstBusyTimeout); !mayBeACheck(err) {
+			if h, err = a.b.Attempt(ctx, a.self, firstBusyTimeout); !mayBeACheck(err) {
 				break
 			}
 		}
 	} else {
-		h, err = a.b.attempt(ctx, a.self, 0)
+		h, err = a.b.Attempt(ctx, a.self, 0)
 	}
 	a.attempts++
 	if monitoring {
@@ -394,8 +393,8 @@ func (a *acquisition) attempt(t *task) policy.Outputs {
 		a.held = h
 		return turns.fireSeen(t, trAcquired, a.self)
 	case errors.As(err, &busy):
-		a.holder, a.lockPID = busy.holder, busy.pid
-		return turns.fireSeen(t, trBusy, busy.holder)
+		a.holder, a.lockPID = busy.Holder, busy.PID
+		return turns.fireSeen(t, trBusy, busy.Holder)
 	}
 	a.err = err
 	return turns.fire(t, trAttemptFailed)
@@ -471,20 +470,10 @@ func Inspect(ctx context.Context, p *platform.Platform, path string) (Report, er
 	if err != nil {
 		return Report{}, err
 	}
-	r := Report{Held: pr.held, Holder: pr.holder, LockPID: pr.pid}
+	r := Report{Held: pr.Held, Holder: pr.Holder, LockPID: pr.PID}
 	if r.Held && r.Holder == nil && p.SQLite != nil {
-		r.Holder = readHolder(p.FS, resolved+holderSuffix)
-		r.StampMismatch = stampMismatch(p, r.Holder, pr.pid)
+		r.Holder = lockbackend.ReadHolder(p.FS, resolved+lockbackend.HolderSuffix)
+		r.StampMismatch = lockbackend.StampMismatch(p, r.Holder, pr.PID)
 	}
 	return r, nil
-}
-
-// stampMismatch reports whether the stamp names a process of this
-// process table other than pid, which the kernel names as the holder.
-func stampMismatch(p *platform.Platform, stamp *platform.Identity, pid int) bool {
-	if stamp == nil || pid == 0 {
-		return false
-	}
-	self, err := p.Process.Self()
-	return err == nil && self.SameProcessTable(*stamp) && stamp.PID != pid
 }

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/rivus/collab/internal/childproc"
+	"github.com/rivus/collab/internal/sqlitelock"
 	"github.com/rivus/collab/platform/sqlite"
 )
 
@@ -215,7 +216,7 @@ func TestIsHeldProbeKeepsThisProcesssLock(t *testing.T) {
 	}
 	defer l.Release()
 	for range 3 {
-		held, _, err := sqliteLockHeld(path)
+		held, _, err := sqlitelock.LockHeld(path, turns.busyPath)
 		if err != nil || held {
 			t.Fatalf("the query = %v, %v; want false: it cannot see this process's locks", held, err)
 		}
@@ -279,7 +280,7 @@ func TestInspectTellsAPlantedStamp(t *testing.T) {
 	}
 }
 
-// sqliteTry is one try at a SQLite lock as testHookSQLiteTry hears it.
+// sqliteTry is one try at a SQLite lock as sqlitelock.TestHookTry hears it.
 type sqliteTry struct {
 	busy          time.Duration // SQLite's busy timeout
 	kernelRefused bool          // refused on the kernel's word, SQLite never opened
@@ -292,12 +293,12 @@ func sqliteTries(t *testing.T) func() []sqliteTry {
 		mu    sync.Mutex
 		tries []sqliteTry
 	)
-	testHookSQLiteTry = func(busy time.Duration, kernelRefused bool) {
+	sqlitelock.TestHookTry = func(busy time.Duration, kernelRefused bool) {
 		mu.Lock()
 		defer mu.Unlock()
 		tries = append(tries, sqliteTry{busy, kernelRefused})
 	}
-	t.Cleanup(func() { testHookSQLiteTry = nil })
+	t.Cleanup(func() { sqlitelock.TestHookTry = nil })
 	return func() []sqliteTry {
 		mu.Lock()
 		defer mu.Unlock()
@@ -332,7 +333,7 @@ func TestProcessRefusalAsksTheKernel(t *testing.T) {
 }
 
 // TestProcessSQLiteAndKernelHoldersExcludeEachOther: a holder through
-// SQLite and one through the kernel alone (sqliteos.KernelLocks) take the
+// SQLite and one through the kernel alone (sqlitelock.KernelLocks) take the
 // same lock, each refused while the other holds it, naming it; and a
 // kernel holder leaves the lock database one that SQLite opens.
 func TestProcessSQLiteAndKernelHoldersExcludeEachOther(t *testing.T) {
@@ -371,7 +372,7 @@ func TestKernelLockRefusesWhatIsNotADatabase(t *testing.T) {
 		l.Release()
 		t.Fatal("Acquire through the kernel took a lock on a file that is not a database")
 	}
-	if !errors.Is(err, errNotDatabase) || !strings.Contains(err.Error(), path) {
+	if !errors.Is(err, sqlitelock.ErrNotDatabase) || !strings.Contains(err.Error(), path) {
 		t.Errorf("Acquire = %v; want an error naming %s and saying it is not a database", err, path)
 	}
 	if b, err := os.ReadFile(path); err != nil || string(b) != text {
@@ -397,7 +398,7 @@ func firstAttemptWaitsOutACheck(t *testing.T, backend string) {
 	checker := startChild(t, helperCheck, backendSQLite, path)
 	checker.Expect(t, "checking")
 	var tries []sqliteTry
-	testHookSQLiteTry = func(busy time.Duration, kernelRefused bool) {
+	sqlitelock.TestHookTry = func(busy time.Duration, kernelRefused bool) {
 		tries = append(tries, sqliteTry{busy, kernelRefused})
 		if len(tries) == 2 { // the first try met the check: end it now
 			if _, err := io.WriteString(checker.Stdin, "end\n"); err != nil {
@@ -408,7 +409,7 @@ func firstAttemptWaitsOutACheck(t *testing.T, backend string) {
 			}
 		}
 	}
-	t.Cleanup(func() { testHookSQLiteTry = nil })
+	t.Cleanup(func() { sqlitelock.TestHookTry = nil })
 	l, err := Acquire(context.Background(), childPlatform(backend), path, Options{})
 	if err != nil {
 		t.Fatalf("Acquire beside a check in another process = %v, tried %+v; want the free lock", err, tries)

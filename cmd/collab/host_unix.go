@@ -5,7 +5,7 @@ package main
 import (
 	"sync"
 
-	"github.com/rivus/collab/internal/sqliteos"
+	"github.com/rivus/collab/internal/sqlitelock"
 	"github.com/rivus/collab/platform"
 )
 
@@ -13,6 +13,6 @@ import (
 // kernel: collab links no SQLite.
 var host = sync.OnceValue(func() *platform.Platform {
 	p := *platform.OS()
-	p.SQLite = sqliteos.KernelLocks
+	p.SQLite = sqlitelock.KernelLocks
 	return &p
 })

@@ -8,7 +8,7 @@
 // -- CMD` starts about as fast as flock(1), and runs every other command
 // (lease, check, gen, demo) by executing `collab-full`, which links
 // everything. `collab` takes the lock's SQLite mode through the kernel
-// alone (sqliteos.KernelLocks): the write locks SQLite's unix VFS takes on
+// alone (sqlitelock.KernelLocks): the write locks SQLite's unix VFS takes on
 // the lock database, which exclude holders through SQLite, as
 // `collab-full lock` and plock's SQLite mode in any program are.
 package command

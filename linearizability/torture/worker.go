@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/rivus/collab/gen"
-	"github.com/rivus/collab/internal/sqliteos"
+	"github.com/rivus/collab/internal/sqlitelock"
 	"github.com/rivus/collab/lease"
 	"github.com/rivus/collab/lease/file"
 	"github.com/rivus/collab/lease/sqlite"
@@ -32,7 +32,7 @@ type worker struct {
 	plat *platform.Platform // the stores' platform: without SQLite for the file store
 	// lockPlat is plat for the process locks, but on the SQLite store
 	// three workers in four (by number) take them through the kernel alone
-	// (sqliteos.KernelLocks, as the small collab does), so that holders of
+	// (sqlitelock.KernelLocks, as the small collab does), so that holders of
 	// the two kinds meet, and two through the kernel meet often: each
 	// process takes them in one way only.
 	lockPlat *platform.Platform
@@ -85,7 +85,7 @@ func openWorker(a assignment) (*worker, error) {
 	w.lockPlat = w.plat
 	if a.Store == StoreSQLite && a.Process%4 != 0 {
 		p := *w.plat
-		p.SQLite = sqliteos.KernelLocks
+		p.SQLite = sqlitelock.KernelLocks
 		w.lockPlat = &p
 	}
 	if err := w.openRest(); err != nil {

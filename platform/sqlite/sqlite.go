@@ -21,6 +21,7 @@ import (
 	"sync"
 	"time"
 
+	_ "github.com/rivus/collab/internal/sqlitelock" // plock's SQLite mode
 	"github.com/rivus/collab/internal/sqliteos"
 	"github.com/rivus/collab/platform"
 	_ "modernc.org/sqlite" // registers the "sqlite" driver

@@ -1,6 +1,6 @@
 //go:build unix
 
-package plock
+package sqlitelock
 
 import (
 	"context"
@@ -10,14 +10,15 @@ import (
 	"os"
 	"time"
 
+	"github.com/rivus/collab/internal/lockbackend"
 	"github.com/rivus/collab/platform"
 	"golang.org/x/sys/unix"
 )
 
 // takeLockBytes takes SQLite's exclusive lock on the database at path
-// without SQLite (platforms of sqliteos.KernelLocks): one write lock on
+// without SQLite (platforms of KernelLocks): one write lock on
 // the pending, reserved and shared bytes, what SQLite's unix VFS holds
-// under locking_mode=EXCLUSIVE and BEGIN EXCLUSIVE (see sqliteLockBytes).
+// under locking_mode=EXCLUSIVE and BEGIN EXCLUSIVE (see LockBytes).
 // SQLite takes those bytes in steps, each of which conflicts with this
 // lock, so a holder through SQLite and one through the kernel exclude
 // each other as two SQLite holders do. Like SQLite's busy handler, it
@@ -37,7 +38,7 @@ func takeLockBytes(ctx context.Context, clk platform.Clock, path string, busy ti
 	start := clk.Monotonic()
 	pause := platform.Backoff{Clock: clk, First: time.Millisecond, Max: 10 * time.Millisecond}
 	for {
-		lk := unix.Flock_t{Type: unix.F_WRLCK, Whence: 0, Start: sqlitePendingByte, Len: sqliteLockBytes}
+		lk := unix.Flock_t{Type: unix.F_WRLCK, Whence: 0, Start: PendingByte, Len: LockBytes}
 		err := unix.FcntlFlock(f.Fd(), unix.F_SETLK, &lk)
 		if err == nil {
 			return f, nil
@@ -48,10 +49,10 @@ func takeLockBytes(ctx context.Context, clk platform.Clock, path string, busy ti
 			return nil, errors.Join(&fs.PathError{Op: "fcntl F_SETLK", Path: path, Err: err}, f.Close())
 		}
 		if locked, pid, err := writeLockOwner(f); err == nil && locked {
-			return nil, errors.Join(&writeLockedError{&busyError{pid: pid}}, f.Close())
+			return nil, errors.Join(&lockbackend.WriteLockedError{Busy: &lockbackend.BusyError{PID: pid}}, f.Close())
 		}
 		if clk.Monotonic()-start >= busy {
-			return nil, errors.Join(&busyError{}, f.Close())
+			return nil, errors.Join(&lockbackend.BusyError{}, f.Close())
 		}
 		if err := pause.Wait(ctx); err != nil {
 			return nil, errors.Join(err, f.Close())
@@ -67,7 +68,7 @@ func checkDatabase(f *os.File, path string) error {
 		return err
 	}
 	if !st.Mode().IsRegular() {
-		return &fs.PathError{Op: "open", Path: path, Err: errNotDatabase}
+		return &fs.PathError{Op: "open", Path: path, Err: ErrNotDatabase}
 	}
 	var header [len(sqliteHeader)]byte
 	n, err := f.ReadAt(header[:], 0)
@@ -75,7 +76,7 @@ func checkDatabase(f *os.File, path string) error {
 	case n == 0 && (err == nil || errors.Is(err, io.EOF)):
 		return nil
 	case n < len(header) || string(header[:]) != sqliteHeader:
-		return &fs.PathError{Op: "read", Path: path, Err: errNotDatabase}
+		return &fs.PathError{Op: "read", Path: path, Err: ErrNotDatabase}
 	}
 	return nil
 }

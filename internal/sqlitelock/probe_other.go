@@ -1,6 +1,6 @@
 //go:build !unix
 
-package plock
+package sqlitelock
 
 import (
 	"context"
@@ -11,19 +11,19 @@ import (
 	"github.com/rivus/collab/platform"
 )
 
-// sqliteLockHeld is not used where there are no POSIX locks to query.
-func sqliteLockHeld(string) (bool, int, error) { return false, 0, nil }
+// LockHeld is not used where there are no POSIX locks to query.
+func LockHeld(string, func(string) bool) (bool, int, error) { return false, 0, nil }
 
 // sqliteWriteLocked is not used where there are no POSIX locks to query:
 // an attempt asks SQLite, with its busy wait.
-func sqliteWriteLocked(string) (bool, int) { return false, 0 }
+func sqliteWriteLocked(string, func(string) bool) (bool, int) { return false, 0 }
 
 // probeSupported: IsHeld opens the database through SQLite here, and an
 // attempt asks SQLite alone.
 const probeSupported = false
 
 // takeLockBytes is not used where there are no POSIX locks: kernelKnows
-// is false, and sqliteos.KernelLocks refuses to open the database.
+// is false, and KernelLocks refuses to open the database.
 func takeLockBytes(context.Context, platform.Clock, string, time.Duration) (*os.File, error) {
 	return nil, errors.ErrUnsupported
 }

@@ -1,4 +1,4 @@
-package plock
+package sqlitelock
 
 import (
 	"context"
@@ -8,7 +8,7 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/rivus/collab/internal/sqliteos"
+	"github.com/rivus/collab/internal/lockbackend"
 	"github.com/rivus/collab/platform"
 )
 
@@ -18,6 +18,10 @@ import (
 type sqliteBackend struct {
 	p    *platform.Platform
 	path string
+	// busyPath reports whether a task of this process holds or takes the
+	// lock at a path (plock's turns): the probe's descriptors of such a
+	// path stay open (probeFile).
+	busyPath func(string) bool
 }
 
 // The statement of an attempt. BEGIN EXCLUSIVE takes SQLite's exclusive
@@ -45,40 +49,40 @@ var initStatements = []string{
 // directory.
 const sqliteInstead = "take the lock in its lock-file mode (a platform without SQLite; collab lock --lock-file), as every user of the lock must then"
 
-// testHookSQLiteTry, set only by tests, hears each try at the lock past
+// TestHookTry, set only by tests, hears each try at the lock past
 // the checks of its files, with its busy timeout, and whether the kernel
 // refused it (no SQLite opened) or SQLite answers: how a test tells an
 // answer from the kernel's lock table from one that waited in SQLite.
-var testHookSQLiteTry func(busy time.Duration, kernelRefused bool)
+var TestHookTry func(busy time.Duration, kernelRefused bool)
 
 // kernelKnows reports whether the kernel's lock table answers for p's
 // SQLite locks: p is the operating system's files with modernc.org/sqlite,
 // whose unix VFS (os_unix.c) takes POSIX locks on SQLite's lock bytes, or
-// with sqliteos.KernelLocks, which takes them itself.
+// with KernelLocks, which takes them itself.
 func kernelKnows(p *platform.Platform) bool {
 	if !probeSupported || p.FS != platform.OSFS() {
 		return false
 	}
 	modernc := osSQLite()
-	return p.SQLite == sqliteos.KernelLocks || modernc != nil && p.SQLite == modernc
+	return p.SQLite == KernelLocks || modernc != nil && p.SQLite == modernc
 }
 
 // sqliteHeld is a taken SQLite lock.
 type sqliteHeld struct {
 	// unlock drops the lock: it closes the connection and its database,
-	// or the descriptor that holds the lock bytes (sqliteos.KernelLocks).
+	// or the descriptor that holds the lock bytes (KernelLocks).
 	unlock func() error
 	holder string // the .holder file this process wrote, or ""
 	fsys   platform.FS
 }
 
-// attempt makes one attempt at the lock, waiting at most busy for a
+// Attempt makes one attempt at the lock, waiting at most busy for a
 // connection that holds it briefly (IsHeld's shared lock). It returns a
 // *busyError, with the holder's stamp if readable, when another connection
 // holds it: at once, without opening SQLite, where the kernel names
 // another process's write lock (a *writeLockedError). self may be nil:
 // the SQLite lock needs no identity.
-func (b *sqliteBackend) attempt(ctx context.Context, self *platform.Identity, busy time.Duration) (held, error) {
+func (b *sqliteBackend) Attempt(ctx context.Context, self *platform.Identity, busy time.Duration) (lockbackend.Held, error) {
 	// SQLite opens the journal by name: only in a directory where nobody
 	// else can plant one, checked with the database before each open.
 	if err := platform.SQLiteDir(b.p.FS, filepath.Dir(b.path), sqliteInstead); err != nil {
@@ -89,21 +93,21 @@ func (b *sqliteBackend) attempt(ctx context.Context, self *platform.Identity, bu
 	}
 	locked, pid := false, 0
 	if kernelKnows(b.p) {
-		locked, pid = sqliteWriteLocked(b.path)
+		locked, pid = sqliteWriteLocked(b.path, b.busyPath)
 	}
-	if testHookSQLiteTry != nil {
-		testHookSQLiteTry(busy, locked)
+	if TestHookTry != nil {
+		TestHookTry(busy, locked)
 	}
 	if locked {
 		// Another process holds the lock or is taking it: refused now, as
 		// SQLite would after its busy wait, which is for a check only. A
 		// stamp that names another process than the kernel does (stale,
 		// or planted) is not the holder.
-		holder := readHolder(b.p.FS, b.path+holderSuffix)
-		if stampMismatch(b.p, holder, pid) {
+		holder := lockbackend.ReadHolder(b.p.FS, b.path+lockbackend.HolderSuffix)
+		if lockbackend.StampMismatch(b.p, holder, pid) {
 			holder = nil
 		}
-		return nil, &writeLockedError{&busyError{holder, pid}}
+		return nil, &lockbackend.WriteLockedError{Busy: &lockbackend.BusyError{Holder: holder, PID: pid}}
 	}
 	// The lock database is private (0600): a user who could read it could
 	// hold a read transaction open and keep every holder out. Created
@@ -116,7 +120,7 @@ func (b *sqliteBackend) attempt(ctx context.Context, self *platform.Identity, bu
 			return nil, fmt.Errorf("plock: create SQLite lock %s: %w", b.path, err)
 		}
 	}
-	if b.p.SQLite == sqliteos.KernelLocks && kernelKnows(b.p) {
+	if b.p.SQLite == KernelLocks && kernelKnows(b.p) {
 		return b.attemptLockBytes(ctx, self, busy)
 	}
 	db, err := b.p.SQLite.Open(b.path, platform.SQLiteOptions{ExclusiveLocking: true, BusyTimeout: busy})
@@ -140,25 +144,25 @@ func (b *sqliteBackend) attempt(ctx context.Context, self *platform.Identity, bu
 		if _, err := conn.ExecContext(ctx, stmt); err != nil {
 			cerr := errors.Join(conn.Close(), db.Close())
 			if code := platform.SQLiteCode(err); code == platform.SQLiteBusy || code == platform.SQLiteLocked {
-				return nil, &busyError{holder: readHolder(b.p.FS, b.path+holderSuffix)}
+				return nil, &lockbackend.BusyError{Holder: lockbackend.ReadHolder(b.p.FS, b.path+lockbackend.HolderSuffix)}
 			}
 			return nil, errors.Join(fmt.Errorf("plock: take SQLite lock %s: %w", b.path, err), cerr)
 		}
 	}
 	h := &sqliteHeld{unlock: func() error { return errors.Join(conn.Close(), db.Close()) }, fsys: b.p.FS}
-	h.stamp(b.path+holderSuffix, self)
+	h.stamp(b.path+lockbackend.HolderSuffix, self)
 	return h, nil
 }
 
 // attemptLockBytes is attempt through the kernel alone
-// (sqliteos.KernelLocks): takeLockBytes, then the stamp.
-func (b *sqliteBackend) attemptLockBytes(ctx context.Context, self *platform.Identity, busy time.Duration) (held, error) {
+// (KernelLocks): takeLockBytes, then the stamp.
+func (b *sqliteBackend) attemptLockBytes(ctx context.Context, self *platform.Identity, busy time.Duration) (lockbackend.Held, error) {
 	f, err := takeLockBytes(ctx, b.p.GetClock(), b.path, busy)
-	var be *busyError
+	var be *lockbackend.BusyError
 	if errors.As(err, &be) {
-		be.holder = readHolder(b.p.FS, b.path+holderSuffix)
-		if stampMismatch(b.p, be.holder, be.pid) {
-			be.holder = nil
+		be.Holder = lockbackend.ReadHolder(b.p.FS, b.path+lockbackend.HolderSuffix)
+		if lockbackend.StampMismatch(b.p, be.Holder, be.PID) {
+			be.Holder = nil
 		}
 	}
 	if err != nil {
@@ -168,13 +172,13 @@ func (b *sqliteBackend) attemptLockBytes(ctx context.Context, self *platform.Ide
 		return nil, err
 	}
 	h := &sqliteHeld{unlock: f.Close, fsys: b.p.FS}
-	h.stamp(b.path+holderSuffix, self)
+	h.stamp(b.path+lockbackend.HolderSuffix, self)
 	return h, nil
 }
 
-// needsIdentity: the kernel judges SQLite's holders; the stamp is only
+// NeedsIdentity: the kernel judges SQLite's holders; the stamp is only
 // for diagnostics.
-func (b *sqliteBackend) needsIdentity() bool { return false }
+func (b *sqliteBackend) NeedsIdentity() bool { return false }
 
 // stamp writes the holder's identity beside the lock, for diagnostics; a
 // holder that cannot read its own identity removes a stale stamp instead.
@@ -197,7 +201,7 @@ func (h *sqliteHeld) stamp(name string, self *platform.Identity) {
 			return
 		}
 	}
-	if removeIfExists(h.fsys, name) != nil || self == nil {
+	if lockbackend.RemoveIfExists(h.fsys, name) != nil || self == nil {
 		return
 	}
 	if h.fsys.CreateExclusive(name, self.Marshal(), 0o644) == nil {
@@ -205,41 +209,41 @@ func (h *sqliteHeld) stamp(name string, self *platform.Identity) {
 	}
 }
 
-// release removes the stamp while the lock still keeps others out, then
+// Release removes the stamp while the lock still keeps others out, then
 // drops the lock.
-func (h *sqliteHeld) release() error {
+func (h *sqliteHeld) Release() error {
 	var err error
 	if h.holder != "" {
-		err = removeIfExists(h.fsys, h.holder)
+		err = lockbackend.RemoveIfExists(h.fsys, h.holder)
 	}
 	return errors.Join(err, h.unlock())
 }
 
-// isHeld asks the kernel whether another process holds SQLite's locks on
-// the database (sqliteLockHeld), where the platform is the operating
+// IsHeld asks the kernel whether another process holds SQLite's locks on
+// the database (LockHeld), where the platform is the operating
 // system with modernc.org/sqlite; otherwise it makes one attempt at a
 // shared lock through p's SQLite, with no busy timeout and no retries.
 // Either way it writes nothing: a missing file stays missing.
-func (b *sqliteBackend) isHeld(ctx context.Context) (probed, error) {
+func (b *sqliteBackend) IsHeld(ctx context.Context) (lockbackend.Probed, error) {
 	if kernelKnows(b.p) {
-		held, pid, err := sqliteLockHeld(b.path)
+		held, pid, err := LockHeld(b.path, b.busyPath)
 		if err != nil {
-			return probed{}, fmt.Errorf("plock: check SQLite lock %s: %w", b.path, err)
+			return lockbackend.Probed{}, fmt.Errorf("plock: check SQLite lock %s: %w", b.path, err)
 		}
-		return probed{held: held, pid: pid}, nil
+		return lockbackend.Probed{Held: held, PID: pid}, nil
 	}
 	db, err := b.p.SQLite.Open(b.path, platform.SQLiteOptions{ReadOnly: true})
 	if err != nil {
-		return probed{}, err
+		return lockbackend.Probed{}, err
 	}
 	defer db.Close()
 	var n int
 	err = db.QueryRowContext(ctx, "SELECT count(*) FROM sqlite_master").Scan(&n)
 	switch code := platform.SQLiteCode(err); {
 	case err == nil, code == platform.SQLiteCantOpen:
-		return probed{}, nil
+		return lockbackend.Probed{}, nil
 	case code == platform.SQLiteBusy || code == platform.SQLiteLocked:
-		return probed{held: true}, nil
+		return lockbackend.Probed{Held: true}, nil
 	}
-	return probed{}, fmt.Errorf("plock: check SQLite lock %s: %w", b.path, err)
+	return lockbackend.Probed{}, fmt.Errorf("plock: check SQLite lock %s: %w", b.path, err)
 }

@@ -1,6 +1,6 @@
 //go:build unix
 
-package plock
+package sqlitelock
 
 import (
 	"errors"
@@ -21,8 +21,8 @@ import (
 // for that check "WRITE 1073741824 1073741825", pending and reserved,
 // beside its own read lock on the shared bytes.
 const (
-	sqlitePendingByte = 0x40000000
-	sqliteLockBytes   = 2 + 510 // pending, reserved, shared
+	PendingByte = 0x40000000
+	LockBytes   = 2 + 510 // pending, reserved, shared
 )
 
 // probes holds one read-only descriptor for each lock database IsHeld, or
@@ -38,19 +38,19 @@ var probes struct {
 	retired []*os.File
 }
 
-// sqliteLockHeld reports whether another process holds SQLite's lock on
+// LockHeld reports whether another process holds SQLite's lock on
 // the database at path, or is taking it: a lock query (F_GETLK) on its
 // lock bytes, which writes nothing and waits for nothing; and the pid the
 // kernel names as holding it (0 when that process is on another process
 // table). A missing file is not held. Locks of this process are
 // invisible to the query: IsHeld asks the turns about them.
-func sqliteLockHeld(path string) (bool, int, error) {
-	f, err := probeFile(path)
+func LockHeld(path string, busyPath func(string) bool) (bool, int, error) {
+	f, err := probeFile(path, busyPath)
 	if errors.Is(err, fs.ErrPermission) {
 		// Another user's private database (a root daemon's lock): the
 		// kernel's table of locks, which anyone may read, says who holds
 		// its lock bytes, where there is one (linux).
-		if pids, lerr := platform.RecordLockHolders(path, sqlitePendingByte, sqlitePendingByte+sqliteLockBytes-1); lerr == nil {
+		if pids, lerr := platform.RecordLockHolders(path, PendingByte, PendingByte+LockBytes-1); lerr == nil {
 			return len(pids) > 0, firstOr0(pids), nil
 		}
 	}
@@ -75,7 +75,7 @@ func sqliteLockHeld(path string) (bool, int, error) {
 // write lock conflicts with: a check in progress holds a read lock on the
 // shared bytes, and does not answer. Locks of this process never answer.
 func writeLockOwner(f *os.File) (locked bool, pid int, err error) {
-	lk := unix.Flock_t{Type: unix.F_RDLCK, Whence: 0, Start: sqlitePendingByte, Len: sqliteLockBytes}
+	lk := unix.Flock_t{Type: unix.F_RDLCK, Whence: 0, Start: PendingByte, Len: LockBytes}
 	if err := unix.FcntlFlock(f.Fd(), unix.F_GETLK, &lk); err != nil {
 		return false, 0, err
 	}
@@ -91,8 +91,8 @@ func writeLockOwner(f *os.File) (locked bool, pid int, err error) {
 // following a link, kept open, and checked here to be a regular file.
 // Anything else (no file yet, a failed query) answers false and leaves
 // the answer to SQLite, as does a holder that comes after the query.
-func sqliteWriteLocked(path string) (bool, int) {
-	f, err := probeFile(path)
+func sqliteWriteLocked(path string, busyPath func(string) bool) (bool, int) {
+	f, err := probeFile(path, busyPath)
 	if f == nil || err != nil {
 		return false, 0
 	}
@@ -117,12 +117,12 @@ func firstOr0(pids []int) int {
 // sqliteHeader opens every SQLite database file.
 const sqliteHeader = "SQLite format 3\x00"
 
-// errNotDatabase: the file at the lock path is not a SQLite database.
-var errNotDatabase = errors.New("file is not a database")
+// ErrNotDatabase: the file at the lock path is not a SQLite database.
+var ErrNotDatabase = errors.New("file is not a database")
 
 // probeFile returns the probe descriptor of path, opening it if needed,
 // or nil when path does not exist.
-func probeFile(path string) (*os.File, error) {
+func probeFile(path string, busyPath func(string) bool) (*os.File, error) {
 	st, err := os.Lstat(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
@@ -139,7 +139,7 @@ func probeFile(path string) (*os.File, error) {
 		// The file was replaced. Its old descriptor may be closed unless
 		// a task of this process holds or takes the lock, maybe on the
 		// old file.
-		if turns.busyPath(path) {
+		if busyPath(path) {
 			probes.retired = append(probes.retired, f)
 		} else {
 			f.Close()
