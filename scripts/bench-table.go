@@ -61,7 +61,7 @@ func render(sc *bufio.Scanner) (string, error) {
 		line := sc.Text()
 		switch {
 		case strings.HasPrefix(line, "cpu: "):
-			cpu = strings.TrimPrefix(line, "cpu: ")
+			cpu = strings.TrimSpace(strings.TrimPrefix(line, "cpu: "))
 		case strings.HasPrefix(line, "pkg: "):
 			pkg = strings.TrimPrefix(strings.TrimPrefix(line, "pkg: "), "github.com/rivus/collab/")
 		case strings.HasPrefix(line, "Benchmark"):
