@@ -15,14 +15,21 @@ import (
 // so that starting one allocates no more than its context. What only some
 // configurations need of it is in the lane's extra (laneExtra).
 type activation struct {
-	ctx *activationContext // nil while no activation holds a slot
-	seq uint64             // activations started in the lane struct so far: names this one
+	// ctx is the activation's context, nil while no activation holds a
+	// slot. It also names the activation: each context serves one
+	// activation only (runner.makeSpare makes a new one for each), so a
+	// goroutine that keeps it across a release of the lock knows, by
+	// comparing it with ctx, whether its activation is still the lane's.
+	ctx *activationContext
 	// Its flags, returned and left, are the lane's: beside the lane's
 	// own, they spare the lane a word.
 }
 
 // held says whether an activation holds the lane's slot.
 func (a *activation) held() bool { return a.ctx != nil }
+
+// is says whether run is the activation that holds the lane's slot.
+func (a *activation) is(run *activationContext) bool { return a.ctx != nil && a.ctx == run }
 
 // laneExtra is what a lane needs only with the clock read (Lanes.timed),
 // with Config.Metrics, or while Cancel waits for its activation: made the
@@ -65,7 +72,7 @@ func (l *Lanes[K]) startLocked(ln *lane[K], fx *effects[K]) {
 	} else {
 		ctx = newActivationContext(l.values)
 	}
-	ln.run.ctx, ln.run.seq = ctx, ln.run.seq+1
+	ln.run.ctx = ctx
 	if l.timed {
 		ln.extra().began = l.hookTime()
 		if l.cfg.Metrics != nil {
@@ -172,7 +179,7 @@ func (l *Lanes[K]) runActivation(ln *lane[K], own *runner) (next *lane[K]) {
 	}()
 	// Nothing else writes these while the activation runs: its own end
 	// step clears them.
-	key, ctx, seq := ln.key, ln.run.ctx, ln.run.seq
+	key, ctx := ln.key, ln.run.ctx
 	var began time.Duration
 	if l.timed { // startLocked made ln's extra
 		began = ln.ext.began
@@ -181,7 +188,7 @@ func (l *Lanes[K]) runActivation(ln *lane[K], own *runner) (next *lane[K]) {
 		}
 	}
 	if l.cfg.TurnTimeout > 0 {
-		timer := l.cfg.Clock.AfterFunc(l.cfg.TurnTimeout, func() { l.timeout(ln, seq) })
+		timer := l.cfg.Clock.AfterFunc(l.cfg.TurnTimeout, func() { l.timeout(ln, ctx) })
 		defer timer.Stop()
 	}
 	var (
@@ -223,11 +230,11 @@ func (l *Lanes[K]) runActivation(ln *lane[K], own *runner) (next *lane[K]) {
 		} else if l.cfg.Hooks.Panicked != nil {
 			l.cfg.Hooks.ended(key, 0, exit)
 		}
-		next = l.finish(ln, seq, exit, goexit, own)
+		next = l.finish(ln, ctx, exit, goexit, own)
 	}()
 	if monitoring {
 		l.mu.Lock()
-		l.enterLocked(ln, seq)
+		l.enterLocked(ln, ctx)
 		l.mu.Unlock()
 	}
 	err = l.cfg.Activate(ctx, key)
@@ -242,14 +249,14 @@ func (l *Lanes[K]) runActivation(ln *lane[K], own *runner) (next *lane[K]) {
 // it), which even a deferred step survives. A returned activation takes
 // over the count in l.activations of the one that ended. The step starts
 // its first activation with own's spare context, if it has one.
-func (l *Lanes[K]) finish(ln *lane[K], seq uint64, exit Exit, dying bool, own *runner) (next *lane[K]) {
+func (l *Lanes[K]) finish(ln *lane[K], run *activationContext, exit Exit, dying bool, own *runner) (next *lane[K]) {
 	key := ln.key
 	returned := false
 	defer func() {
 		var fx effects[K]
 		l.lock()
 		if monitoring {
-			l.endingLocked(ln, seq)
+			l.endingLocked(ln, run)
 		}
 		l.spare = own.spare
 		// The step may forget ln, and a later wake reuse it.
@@ -289,12 +296,12 @@ func (l *Lanes[K]) hookTime() time.Duration {
 	return l.cfg.Clock.Monotonic()
 }
 
-// timeout interrupts activation seq of ln if it is still the lane's
+// timeout interrupts activation run of ln if it is still the lane's
 // activation and has not returned.
-func (l *Lanes[K]) timeout(ln *lane[K], seq uint64) {
+func (l *Lanes[K]) timeout(ln *lane[K], run *activationContext) {
 	var fx effects[K]
 	l.mu.Lock()
-	if ln.run.held() && ln.run.seq == seq && !ln.returned {
+	if ln.run.is(run) && !ln.returned {
 		if monitoring {
 			l.timingOutLocked(ln)
 		}

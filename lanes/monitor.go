@@ -60,12 +60,12 @@ func (mon *laneMonitor) noteLocked(key any, t policy.TriggerID, r policy.Result)
 	mon.steps++
 }
 
-// enterLocked checks that activation seq may enter Activate for ln now
+// enterLocked checks that activation run may enter Activate for ln now
 // (duty 1).
-func (l *Lanes[K]) enterLocked(ln *lane[K], seq uint64) {
+func (l *Lanes[K]) enterLocked(ln *lane[K], run *activationContext) {
 	mon := &l.mon
 	switch {
-	case !ln.run.held() || ln.run.seq != seq:
+	case !ln.run.is(run):
 		l.broke(ln.key, "Activate runs for an activation that holds no slot of its lane")
 	case mon.active[ln.key] > 0:
 		l.broke(ln.key, "Activate runs for a key whose other activation has not returned")
@@ -108,9 +108,9 @@ func (l *Lanes[K]) interruptedLocked(ln *lane[K], res policy.Result) {
 	}
 }
 
-// endingLocked checks that activation seq may end now (duty 2).
-func (l *Lanes[K]) endingLocked(ln *lane[K], seq uint64) {
-	if !ln.run.held() || ln.run.seq != seq {
+// endingLocked checks that activation run may end now (duty 2).
+func (l *Lanes[K]) endingLocked(ln *lane[K], run *activationContext) {
+	if !ln.run.is(run) {
 		l.broke(ln.key, "ActivationEnded fires for an activation that is no longer its lane's")
 	}
 }

@@ -28,8 +28,8 @@ func TestMonitorNamesEachBrokenDuty(t *testing.T) {
 	l := newLanes(t, Config[string]{MaxConcurrent: 1,
 		Activate: func(context.Context, string) error { return nil }})
 	held := func() *activationContext { return testContext(context.Background()) }
-	const run, other = 1, 2
-	a := &lane[string]{key: "a", run: activation{ctx: held(), seq: run}}
+	run, other := held(), held()
+	a := &lane[string]{key: "a", run: activation{ctx: run}}
 	for _, tt := range []struct {
 		name string
 		f    func()
@@ -41,7 +41,7 @@ func TestMonitorNamesEachBrokenDuty(t *testing.T) {
 			l.mon = laneMonitor{}
 			l.running = 1
 			l.enterLocked(a, run)
-			l.enterLocked(&lane[string]{key: "b", run: activation{ctx: held(), seq: other}}, other)
+			l.enterLocked(&lane[string]{key: "b", run: activation{ctx: other}}, other)
 		}, "2 activations run with 1 slots in use, of 1"},
 		{"ended by another", func() { l.endingLocked(a, other) }, "no longer its lane's"},
 		{"timed out after it returned", func() {
@@ -68,12 +68,13 @@ func TestMonitorNamesEachBrokenDuty(t *testing.T) {
 // busy) is no breach of duty 4; one after Activate returned is.
 func TestMonitorLetsATimeoutComeBeforeActivate(t *testing.T) {
 	l := newLanes(t, Config[string]{MaxConcurrent: 1, Activate: func(context.Context, string) error { return nil }})
-	a := &lane[string]{key: "a", run: activation{ctx: testContext(context.Background()), seq: 1}}
+	run := testContext(context.Background())
+	a := &lane[string]{key: "a", run: activation{ctx: run}}
 	if msg := monitorPanic(func() { l.timingOutLocked(a) }); msg != "" {
 		t.Fatalf("a timeout before Activate was entered: %q", msg)
 	}
 	l.running = 1
-	l.enterLocked(a, 1)
+	l.enterLocked(a, run)
 	if msg := monitorPanic(func() { l.timingOutLocked(a) }); msg != "" {
 		t.Fatalf("a timeout while Activate runs: %q", msg)
 	}
