@@ -62,10 +62,10 @@ func (ln *lane[K]) endedLocked() chan struct{} {
 	return e.ended
 }
 
-// startLocked takes a slot for an activation of ln; fx gets it a
-// goroutine once the lock is released, and l.activations counts it when
-// the lock is (unlock).
-func (l *Lanes[K]) startLocked(ln *lane[K], fx *effects[K]) {
+// startLocked takes a slot for an activation of ln; the step's caller
+// gets it a goroutine once the lock is released (l.pending), and
+// l.activations counts it when the lock is (unlock).
+func (l *Lanes[K]) startLocked(ln *lane[K]) {
 	ctx := l.spare
 	if ctx != nil {
 		l.spare = nil
@@ -80,8 +80,9 @@ func (l *Lanes[K]) startLocked(ln *lane[K], fx *effects[K]) {
 		}
 	}
 	l.running++
-	fx.uncounted++
-	fx.starts.push(ln)
+	l.pending.uncounted++
+	l.pending.starts.push(ln)
+	l.pendingSet = true
 	// An activation often wakes its own key again as it runs. (A policy
 	// may start a lane it forgot, which a wake of its key must not find.)
 	if ln.mapped {

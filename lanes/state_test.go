@@ -30,4 +30,7 @@ func TestStateFillsCacheLines(t *testing.T) {
 	if off := unsafe.Offsetof(s.lanesState.pending); off != line {
 		t.Errorf("the pending effects begin at byte %d of the state, want %d: the first line holds the lock, the counts and the queue", off, line)
 	}
+	if off := unsafe.Offsetof(s.lanesState.lanes); off != 2*line {
+		t.Errorf("the map of lanes begins at byte %d of the state, want %d: the second line holds what a start writes", off, 2*line)
+	}
 }

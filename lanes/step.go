@@ -11,12 +11,18 @@ import (
 // is released: activations to run, OnExit calls for owed activations
 // dropped before they started, and what the metrics hear of the steps.
 type effects[K comparable] struct {
-	starts  startList[K]
-	dropped []droppedWake[K]
+	stepEffects[K]
 	// depth and running are what the steps added to the depth and to the
 	// activations running, for Metrics. Sums of changes, unlike the
 	// values, can be reported without the lock in any order.
 	depth, running int
+}
+
+// stepEffects is what the steps themselves ask for: Lanes.pending
+// collects it under the lock, and stepLocked hands it to its caller.
+type stepEffects[K comparable] struct {
+	starts  startList[K]
+	dropped []droppedWake[K]
 	// uncounted is how many of the starts Lanes.activations does not
 	// count yet (Lanes.unlock counts them).
 	uncounted int
@@ -101,7 +107,7 @@ func (fx *effects[K]) report(l *Lanes[K]) {
 			l.activations.Add(1)
 			go func() {
 				defer l.activations.Done()
-				(&effects[K]{dropped: rest}).report(l)
+				(&effects[K]{stepEffects: stepEffects[K]{dropped: rest}}).report(l)
 			}()
 		}
 	}()
@@ -130,8 +136,9 @@ func (l *Lanes[K]) stepLocked(ln *lane[K], trigger policy.TriggerID, fx *effects
 	if l.queue.len() > 0 && l.running < l.lim.MaxConcurrent {
 		lanestep.Grant[*lane[K]](l.pol, l.lim, b)
 	}
-	if p := &l.pending; p.starts.head != nil || p.uncounted != 0 || len(p.dropped) > 0 {
-		fx.take(p)
+	if l.pendingSet {
+		fx.take(&l.pending)
+		l.pendingSet = false
 	}
 	// Only now: the step reports a dropped wake, with its lane's key,
 	// after it forgets the lane.
@@ -161,10 +168,10 @@ func (l *Lanes[K]) clearPooledLocked(from int) {
 	}
 }
 
-// take moves the effects of from into fx, leaving from empty. from's
+// take moves the step effects of from into fx, leaving from empty. from's
 // slice of dropped wakes is kept for the next step, cleared, so that it
 // keeps no key reachable.
-func (fx *effects[K]) take(from *effects[K]) {
+func (fx *effects[K]) take(from *stepEffects[K]) {
 	fx.starts.append(&from.starts)
 	fx.uncounted += from.uncounted
 	from.uncounted = 0
@@ -258,7 +265,7 @@ func (b bookkeeping[K]) SetReserved(ln *lane[K], held bool) {
 	}
 }
 
-func (b bookkeeping[K]) Start(ln *lane[K], _ policy.TriggerID) { b.l.startLocked(ln, &b.l.pending) }
+func (b bookkeeping[K]) Start(ln *lane[K], _ policy.TriggerID) { b.l.startLocked(ln) }
 
 func (b bookkeeping[K]) ReleaseSlot(ln *lane[K]) {
 	b.l.running--
@@ -284,6 +291,7 @@ func (b bookkeeping[K]) Interrupt(ln *lane[K], t policy.TriggerID) {
 
 func (b bookkeeping[K]) ReportInterrupted(ln *lane[K], t policy.TriggerID) {
 	b.l.pending.dropped = append(b.l.pending.dropped, droppedWake[K]{ln.key, interruptCause(t)})
+	b.l.pendingSet = true
 }
 
 // Fault panics: the lane policy does not fit this runtime, and going on
