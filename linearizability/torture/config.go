@@ -87,6 +87,11 @@ type Config struct {
 	// MinOps, MinKills and MinPauses are targets the campaign must reach
 	// (default 0: none).
 	MinOps, MinKills, MinPauses int
+	// MinWaits and MinTerms are how many waits for a lease
+	// (AcquireWait) and leaders' terms the campaign must see (default 0):
+	// which role a worker takes is drawn, so a short campaign on a slow
+	// machine may otherwise end before it has reached those paths.
+	MinWaits, MinTerms int
 	// MinStaleWrites is, for negative controls, how many stale writes
 	// (Stats.StaleWrites) the campaign must see: it then runs until the
 	// broken policies have certainly made a violation, however slowly the
@@ -208,7 +213,7 @@ func (c Config) Validate() error {
 		return bad("Heartbeat", "is %v with TTL %v; want both more than 0 and Heartbeat × 2 ≤ TTL", c.Heartbeat, c.TTL)
 	case c.Pause < c.TTL:
 		return bad("Pause", "is %v; want at least TTL (%v), or pauses cause no takeovers", c.Pause, c.TTL)
-	case c.MinOps < 0 || c.MinKills < 0 || c.MinPauses < 0 || c.MinStaleWrites < 0:
+	case c.MinOps < 0 || c.MinKills < 0 || c.MinPauses < 0 || c.MinStaleWrites < 0 || c.MinWaits < 0 || c.MinTerms < 0:
 		return bad("MinOps", "targets must not be negative")
 	case c.Command != nil && len(c.Command) == 0:
 		return bad("Command", "is empty; want nil (this executable) or a program")

@@ -213,14 +213,14 @@ type TargetError struct {
 
 func (e *TargetError) Error() string {
 	s, c := e.Stats, e.Config
-	return fmt.Sprintf("torture: deadline %v passed with %d/%d operations, %d/%d kills, %d/%d pauses, %d/%d stale writes, %d/%d server stops, %d/%d server pauses, %d/%d holders cut off by a stop",
-		c.Deadline, s.Ops, c.MinOps, s.Kills, c.MinKills, s.Pauses, c.MinPauses, s.StaleWrites, c.MinStaleWrites,
+	return fmt.Sprintf("torture: deadline %v passed with %d/%d operations, %d/%d kills, %d/%d pauses, %d/%d stale writes, %d/%d waits, %d/%d leaders' terms, %d/%d server stops, %d/%d server pauses, %d/%d holders cut off by a stop",
+		c.Deadline, s.Ops, c.MinOps, s.Kills, c.MinKills, s.Pauses, c.MinPauses, s.StaleWrites, c.MinStaleWrites, s.Waits, c.MinWaits, s.Terms, c.MinTerms,
 		s.ServerStops, c.Server.MinStops, s.ServerPauses, c.Server.MinPauses, s.CutOff, c.Server.MinCutOff)
 }
 
 // met reports whether s reaches c's targets.
 func met(s Stats, c Config) bool {
 	return s.Elapsed >= c.Duration && s.Ops >= c.MinOps && s.Kills >= c.MinKills && s.Pauses >= c.MinPauses &&
-		s.StaleWrites >= c.MinStaleWrites && s.ServerStops >= c.Server.MinStops && s.ServerPauses >= c.Server.MinPauses &&
+		s.StaleWrites >= c.MinStaleWrites && s.Waits >= c.MinWaits && s.Terms >= c.MinTerms && s.ServerStops >= c.Server.MinStops && s.ServerPauses >= c.Server.MinPauses &&
 		s.CutOff >= c.Server.MinCutOff
 }
