@@ -39,8 +39,9 @@ func (r WakeResult) String() string {
 // Lanes runs activations per key, one at a time per key, at most
 // MaxConcurrent at once, with waiting keys served in arrival order.
 type Lanes[K comparable] struct {
-	// state is what mu guards, apart (see lanesState); its fields are
-	// promoted, so that l.mu is l.state.mu.
+	// lanesState is what mu guards, apart; its fields are promoted, so
+	// that l.mu is l.lanesState.mu. mu also guards mon and every lane's
+	// fields.
 	*lanesState[K]
 	mon laneMonitor // the contract monitor's notes (monitored builds); mu guards it
 
