@@ -2,7 +2,6 @@ package platform
 
 import (
 	"bufio"
-	"fmt"
 	"io"
 	"os"
 	"slices"
@@ -38,7 +37,7 @@ func lockHolders(name, kind string, start, end int64) ([]int, error) {
 	if err := unix.Lstat(name, &st); err != nil {
 		return nil, &os.PathError{Op: "lstat", Path: name, Err: err}
 	}
-	want := fmt.Sprintf("%02x:%02x:%d", unix.Major(st.Dev), unix.Minor(st.Dev), st.Ino)
+	want := hex2(unix.Major(st.Dev)) + ":" + hex2(unix.Minor(st.Dev)) + ":" + strconv.FormatUint(st.Ino, 10)
 	f, err := os.Open("/proc/locks")
 	if err != nil {
 		return nil, err
@@ -84,4 +83,14 @@ func overlaps(from, to string, start, end int64) bool {
 	}
 	hi, err := strconv.ParseInt(to, 10, 64)
 	return err == nil && lo <= end && hi >= start
+}
+
+// hex2 is v in hexadecimal, at least two digits: /proc/locks' form of a
+// device number.
+func hex2(v uint32) string {
+	s := strconv.FormatUint(uint64(v), 16)
+	if len(s) < 2 {
+		s = "0" + s
+	}
+	return s
 }

@@ -1,6 +1,7 @@
 package platform
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -84,4 +85,13 @@ func FuzzParseLocks(f *testing.F) {
 			}
 		}
 	})
+}
+
+// hex2 is fmt's %02x: /proc/locks writes device numbers so.
+func TestHex2(t *testing.T) {
+	for _, v := range []uint32{0, 1, 0xf, 0x10, 0xfd, 0x103, 0xffffffff} {
+		if got, want := hex2(v), fmt.Sprintf("%02x", v); got != want {
+			t.Errorf("hex2(%#x) = %q, want %q", v, got, want)
+		}
+	}
 }

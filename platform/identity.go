@@ -2,7 +2,6 @@ package platform
 
 import (
 	"bytes"
-	"fmt"
 	"strconv"
 	"unicode/utf8"
 )
@@ -64,7 +63,7 @@ func (e *IdentityError) Unwrap() error { return e.Err }
 // where it fails.
 func ParseIdentity(data []byte) (Identity, error) {
 	if len(data) > MaxIdentityJSON {
-		return Identity{}, &IdentityError{Reason: fmt.Sprintf("%d bytes, more than %d", len(data), MaxIdentityJSON)}
+		return Identity{}, &IdentityError{Reason: strconv.Itoa(len(data)) + " bytes, more than " + strconv.Itoa(MaxIdentityJSON)}
 	}
 	if len(bytes.TrimSpace(data)) == 0 {
 		return Identity{}, &IdentityError{Reason: "empty"}
@@ -97,13 +96,13 @@ const (
 func (id Identity) Validate() error {
 	switch {
 	case len(id.Host) > maxHostLen:
-		return &IdentityError{Field: "host", Reason: fmt.Sprintf("%d bytes, more than %d", len(id.Host), maxHostLen)}
+		return &IdentityError{Field: "host", Reason: strconv.Itoa(len(id.Host)) + " bytes, more than " + strconv.Itoa(maxHostLen)}
 	case id.BootID == "":
 		return &IdentityError{Field: "bootId", Reason: "missing"}
 	case len(id.BootID) > maxBootIDLen:
-		return &IdentityError{Field: "bootId", Reason: fmt.Sprintf("%d bytes, more than %d", len(id.BootID), maxBootIDLen)}
+		return &IdentityError{Field: "bootId", Reason: strconv.Itoa(len(id.BootID)) + " bytes, more than " + strconv.Itoa(maxBootIDLen)}
 	case id.PID <= 0 || id.PID > maxPID:
-		return &IdentityError{Field: "pid", Reason: fmt.Sprintf("%d is not a process id", id.PID)}
+		return &IdentityError{Field: "pid", Reason: strconv.Itoa(id.PID) + " is not a process id"}
 	case id.StartTime == 0:
 		return &IdentityError{Field: "startTime", Reason: "missing"}
 	}
@@ -140,7 +139,7 @@ func (id Identity) SameProcessTable(other Identity) bool {
 
 // String returns a short form for logs and errors.
 func (id Identity) String() string {
-	return fmt.Sprintf("pid %d on %s (boot %s, start %d)", id.PID, hostOrUnknown(id.Host), Printable(shortBoot(id.BootID)), id.StartTime)
+	return "pid " + strconv.Itoa(id.PID) + " on " + hostOrUnknown(id.Host) + " (boot " + Printable(shortBoot(id.BootID)) + ", start " + strconv.FormatUint(id.StartTime, 10) + ")"
 }
 
 func hostOrUnknown(h string) string {

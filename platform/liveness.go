@@ -1,6 +1,6 @@
 package platform
 
-import "fmt"
+import "strconv"
 
 // Liveness is a judgement of whether the process an Identity names runs.
 type Liveness uint8
@@ -31,7 +31,7 @@ func (l Liveness) String() string {
 	case Remote:
 		return "remote"
 	}
-	return fmt.Sprintf("Liveness(%d)", uint8(l))
+	return "Liveness(" + strconv.Itoa(int(l)) + ")"
 }
 
 // Verdict is a Liveness with the evidence behind it, for logs.
@@ -58,26 +58,26 @@ type PIDProbe struct {
 // read). probe is called only when the two share a process table.
 func Judge(table, holder Identity, probe func(pid int) PIDProbe) Verdict {
 	if !table.SameProcessTable(holder) {
-		return Verdict{Remote, fmt.Sprintf("another process table (boot %s, pid namespace %d)", shortBoot(holder.BootID), holder.PIDNamespace)}
+		return Verdict{Remote, "another process table (boot " + shortBoot(holder.BootID) + ", pid namespace " + strconv.FormatUint(holder.PIDNamespace, 10) + ")"}
 	}
 	switch {
 	case holder.PID <= 0: // kill(2) would address a process group
-		return Verdict{Unknown, fmt.Sprintf("%d is not a process id", holder.PID)}
+		return Verdict{Unknown, strconv.Itoa(holder.PID) + " is not a process id"}
 	case holder.PID > maxPID: // kill(2) and sysctl would truncate it to another pid
-		return Verdict{Dead, fmt.Sprintf("no process can have pid %d", holder.PID)}
+		return Verdict{Dead, "no process can have pid " + strconv.Itoa(holder.PID)}
 	}
 	p := probe(holder.PID)
 	switch {
 	case p.Gone:
-		return Verdict{Dead, fmt.Sprintf("no process has pid %d", holder.PID)}
+		return Verdict{Dead, "no process has pid " + strconv.Itoa(holder.PID)}
 	case p.Seen && p.Zombie:
-		return Verdict{Dead, fmt.Sprintf("pid %d is a zombie", holder.PID)}
+		return Verdict{Dead, "pid " + strconv.Itoa(holder.PID) + " is a zombie"}
 	case p.Seen && p.StartTime != holder.StartTime:
-		return Verdict{Dead, fmt.Sprintf("pid %d now belongs to another process (start time %d, holder's %d)", holder.PID, p.StartTime, holder.StartTime)}
+		return Verdict{Dead, "pid " + strconv.Itoa(holder.PID) + " now belongs to another process (start time " + strconv.FormatUint(p.StartTime, 10) + ", holder's " + strconv.FormatUint(holder.StartTime, 10) + ")"}
 	case p.Seen:
-		return Verdict{Alive, fmt.Sprintf("pid %d runs with the holder's start time", holder.PID)}
+		return Verdict{Alive, "pid " + strconv.Itoa(holder.PID) + " runs with the holder's start time"}
 	case p.Denied:
-		return Verdict{Alive, fmt.Sprintf("pid %d exists (not ours to signal)", holder.PID)}
+		return Verdict{Alive, "pid " + strconv.Itoa(holder.PID) + " exists (not ours to signal)"}
 	}
-	return Verdict{Unknown, fmt.Sprintf("pid %d cannot be inspected", holder.PID)}
+	return Verdict{Unknown, "pid " + strconv.Itoa(holder.PID) + " cannot be inspected"}
 }

@@ -1,6 +1,6 @@
 package platform
 
-import "fmt"
+import "github.com/rivus/collab/internal/errwrap"
 
 // Process identifies the running process and judges others.
 type Process interface {
@@ -21,7 +21,7 @@ type SelfError struct {
 }
 
 func (e *SelfError) Error() string {
-	return fmt.Sprintf("platform: read own process identity: %s: %v", e.What, e.Err)
+	return "platform: read own process identity: " + e.What + ": " + errwrap.Text(e.Err)
 }
 
 func (e *SelfError) Unwrap() error { return e.Err }

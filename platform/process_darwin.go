@@ -1,8 +1,8 @@
 package platform
 
 import (
-	"fmt"
 	"os"
+	"strconv"
 
 	"golang.org/x/sys/unix"
 )
@@ -27,7 +27,8 @@ func readBootID() (string, error) {
 	if err != nil {
 		return "", &SelfError{"kern.boottime", err}
 	}
-	return fmt.Sprintf("boottime-%d.%06d", tv.Sec, tv.Usec), nil
+	usec := strconv.FormatInt(int64(tv.Usec), 10)
+	return "boottime-" + strconv.FormatInt(tv.Sec, 10) + "." + "000000"[min(len(usec), 6):] + usec, nil
 }
 
 func readSelf() (Identity, error) {

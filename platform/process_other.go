@@ -4,12 +4,13 @@ package platform
 
 import (
 	"errors"
-	"fmt"
+
+	"github.com/rivus/collab/internal/errwrap"
 )
 
 // errIdentityUnsupported is wrapped by Self on platforms without process
 // identity; it matches errors.ErrUnsupported.
-var errIdentityUnsupported = fmt.Errorf("process identity is not supported on this platform: %w", errors.ErrUnsupported)
+var errIdentityUnsupported = errwrap.New("process identity is not supported on this platform", errors.ErrUnsupported)
 
 // OSProcess returns a Process that cannot identify processes: Self fails
 // with an error matching errors.ErrUnsupported, and every judgement is

@@ -2,7 +2,6 @@ package platform
 
 import (
 	"bytes"
-	"fmt"
 	"strconv"
 )
 
@@ -38,20 +37,20 @@ func ParseProcStat(line []byte) (ProcStat, error) {
 	}
 	pid, err := strconv.Atoi(string(bytes.TrimSpace(line[:open])))
 	if err != nil || pid <= 0 {
-		return ProcStat{}, &ProcStatError{fmt.Sprintf("bad pid %q", bytes.TrimSpace(line[:open]))}
+		return ProcStat{}, &ProcStatError{"bad pid " + strconv.Quote(string(bytes.TrimSpace(line[:open])))}
 	}
 	// Fields 3.. follow the command name.
 	rest := bytes.Fields(line[closing+1:])
 	const first = 3
 	if len(rest) < startTimeField-first+1 {
-		return ProcStat{}, &ProcStatError{fmt.Sprintf("%d fields after the command name, want at least %d", len(rest), startTimeField-first+1)}
+		return ProcStat{}, &ProcStatError{strconv.Itoa(len(rest)) + " fields after the command name, want at least " + strconv.Itoa(startTimeField-first+1)}
 	}
 	if len(rest[0]) != 1 {
-		return ProcStat{}, &ProcStatError{fmt.Sprintf("bad state %q", rest[0])}
+		return ProcStat{}, &ProcStatError{"bad state " + strconv.Quote(string(rest[0]))}
 	}
 	start, err := strconv.ParseUint(string(rest[startTimeField-first]), 10, 64)
 	if err != nil {
-		return ProcStat{}, &ProcStatError{fmt.Sprintf("bad start time %q", rest[startTimeField-first])}
+		return ProcStat{}, &ProcStatError{"bad start time " + strconv.Quote(string(rest[startTimeField-first]))}
 	}
 	return ProcStat{PID: pid, Comm: string(line[open+1 : closing]), State: rest[0][0], StartTime: start}, nil
 }

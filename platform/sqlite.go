@@ -3,7 +3,6 @@ package platform
 import (
 	"database/sql"
 	"errors"
-	"fmt"
 	"time"
 )
 
@@ -45,7 +44,7 @@ type SQLiteError struct {
 }
 
 func (e *SQLiteError) Error() string {
-	return fmt.Sprintf("platform: sqlite %s: %s", e.Path, e.Reason)
+	return "platform: sqlite " + e.Path + ": " + e.Reason
 }
 
 // SQLite primary result codes that callers act on.

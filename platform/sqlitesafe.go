@@ -2,9 +2,9 @@ package platform
 
 import (
 	"errors"
-	"fmt"
 	"io/fs"
 	"path/filepath"
+	"strconv"
 )
 
 // SQLite opens a database's -journal, -wal and -shm files by name, and
@@ -28,7 +28,7 @@ type SharedDirError struct {
 }
 
 func (e *SharedDirError) Error() string {
-	s := fmt.Sprintf("%s: no SQLite database is kept here: %s, and SQLite opens a database's -journal, -wal and -shm files by name; use a directory that only you (or root) can write in", e.Path, e.Reason)
+	s := e.Path + ": no SQLite database is kept here: " + e.Reason + ", and SQLite opens a database's -journal, -wal and -shm files by name; use a directory that only you (or root) can write in"
 	if e.Instead != "" {
 		s += ", or " + e.Instead
 	}
@@ -45,7 +45,7 @@ type SQLiteFileError struct {
 }
 
 func (e *SQLiteFileError) Error() string {
-	s := fmt.Sprintf("%s: refused as a SQLite file: %s", e.Path, e.Reason)
+	s := e.Path + ": refused as a SQLite file: " + e.Reason
 	if e.Fix != "" {
 		s += "; " + e.Fix
 	}
@@ -82,9 +82,9 @@ func SQLiteDir(fsys FS, dir, instead string) error {
 	case !ok:
 		return nil // windows: ACLs decide, which this does not read
 	case owner != 0 && owner != effectiveUID():
-		return fail(abs, fmt.Sprintf("it belongs to uid %d", owner))
+		return fail(abs, "it belongs to uid "+strconv.Itoa(owner))
 	case st.Mode().Perm()&0o022 != 0:
-		return fail(abs, fmt.Sprintf("other users may create files in it (mode %v)", modeText(st.Mode())))
+		return fail(abs, "other users may create files in it (mode "+modeText(st.Mode())+")")
 	}
 	reason, err := untrustedAbove(fsys, filepath.Dir(abs))
 	if err != nil || reason == "" {
@@ -107,9 +107,9 @@ func untrustedAbove(fsys FS, dir string) (string, error) {
 		owner, _ := fileOwner(st)
 		switch {
 		case owner != 0 && owner != effectiveUID():
-			return fmt.Sprintf("%s above it belongs to uid %d, who may move it", dir, owner), nil
+			return dir + " above it belongs to uid " + strconv.Itoa(owner) + ", who may move it", nil
 		case st.Mode().Perm()&0o022 != 0 && st.Mode()&fs.ModeSticky == 0:
-			return fmt.Sprintf("other users may move it: %s above it is writable by them (mode %v, no sticky bit)", dir, modeText(st.Mode())), nil
+			return "other users may move it: " + dir + " above it is writable by them (mode " + modeText(st.Mode()) + ", no sticky bit)", nil
 		}
 		if filepath.Dir(dir) == dir {
 			return "", nil
@@ -146,13 +146,13 @@ func SQLiteFiles(fsys FS, path string) error {
 			return fail("it is not a regular file", remove)
 		}
 		if owner, ok := fileOwner(st); ok && owner != effectiveUID() {
-			return fail(fmt.Sprintf("it belongs to uid %d, not to this user (uid %d)", owner, effectiveUID()), remove)
+			return fail("it belongs to uid "+strconv.Itoa(owner)+", not to this user (uid "+strconv.Itoa(effectiveUID())+")", remove)
 		}
 		if n, ok := fileLinks(st); ok && n != 1 {
-			return fail(fmt.Sprintf("it has %d hard links: another name writes the same file", n), remove)
+			return fail("it has "+strconv.FormatUint(n, 10)+" hard links: another name writes the same file", remove)
 		}
 		if i == 0 && st.Mode().Perm()&0o077 != 0 {
-			return fail(fmt.Sprintf("other users may open it (mode %v), and one who holds a read transaction keeps every writer out", modeText(st.Mode())),
+			return fail("other users may open it (mode "+modeText(st.Mode())+"), and one who holds a read transaction keeps every writer out",
 				"make it private: chmod 600 "+name)
 		}
 	}
@@ -166,5 +166,6 @@ func modeText(m fs.FileMode) string {
 	if m&fs.ModeSticky != 0 {
 		v |= 0o1000
 	}
-	return fmt.Sprintf("%04o", v)
+	s := strconv.FormatUint(uint64(v), 8)
+	return "0000"[len(s):] + s
 }

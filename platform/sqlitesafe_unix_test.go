@@ -5,6 +5,7 @@ package platform
 import (
 	"cmp"
 	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -143,5 +144,20 @@ func TestSQLiteFiles(t *testing.T) {
 				t.Errorf("the check changed %s", db+tc.file)
 			}
 		})
+	}
+}
+
+// modeText is fmt's %04o of the permission bits with the sticky bit.
+func TestModeText(t *testing.T) {
+	for _, tt := range []struct {
+		mode fs.FileMode
+		want string
+	}{
+		{0, "0000"}, {0o7, "0007"}, {0o644, "0644"}, {0o777 | fs.ModeSticky, "1777"},
+		{0o755 | fs.ModeDir, "0755"}, {0o1 | fs.ModeSticky | fs.ModeSetuid, "1001"},
+	} {
+		if got := modeText(tt.mode); got != tt.want {
+			t.Errorf("modeText(%v) = %q, want %q", tt.mode, got, tt.want)
+		}
 	}
 }

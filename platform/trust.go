@@ -2,12 +2,14 @@ package platform
 
 import (
 	"errors"
-	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
+
+	"github.com/rivus/collab/internal/errwrap"
 )
 
 // UntrustedDirError reports a directory that another local user could
@@ -18,7 +20,7 @@ type UntrustedDirError struct {
 }
 
 func (e *UntrustedDirError) Error() string {
-	return fmt.Sprintf("%s: not a directory this user can trust: %s", e.Path, e.Reason)
+	return e.Path + ": not a directory this user can trust: " + e.Reason
 }
 
 // TrustedDir returns an *UntrustedDirError unless dir is a directory
@@ -43,9 +45,9 @@ func TrustedDir(fsys FS, dir string) error {
 	case !ok:
 		return nil // windows: ACLs decide, which this does not read
 	case owner != 0 && owner != effectiveUID():
-		return &UntrustedDirError{dir, fmt.Sprintf("it belongs to uid %d", owner)}
+		return &UntrustedDirError{dir, "it belongs to uid " + strconv.Itoa(owner)}
 	case st.Mode().Perm()&0o022 != 0 && st.Mode()&fs.ModeSticky == 0:
-		return &UntrustedDirError{dir, fmt.Sprintf("other users may write in it (mode %v, no sticky bit)", modeText(st.Mode()))}
+		return &UntrustedDirError{dir, "other users may write in it (mode " + modeText(st.Mode()) + ", no sticky bit)"}
 	}
 	abs, err := filepath.Abs(dir)
 	if err != nil {
@@ -156,7 +158,7 @@ func resolveLinks(fsys FS, path string, elems []string) (string, error) {
 			return "", &fs.PathError{Op: "resolve", Path: path, Err: errors.New("too many symbolic links")}
 		}
 		if owner, _ := fileOwner(st); owner != 0 && owner != effectiveUID() {
-			return "", &UntrustedDirError{next, fmt.Sprintf("a symbolic link of uid %d, who may point it elsewhere", owner)}
+			return "", &UntrustedDirError{next, "a symbolic link of uid " + strconv.Itoa(owner) + ", who may point it elsewhere"}
 		}
 		if reason, err := untrustedAbove(fsys, cur); err != nil || reason != "" {
 			if err != nil {
@@ -208,7 +210,7 @@ func checkOwnFile(f *os.File, name string) error {
 		return fail(ErrNotRegular)
 	}
 	if owner, ok := fileOwner(st); ok && owner != 0 && owner != effectiveUID() {
-		return fail(fmt.Errorf("%w (uid %d)", ErrNotOwned, owner))
+		return fail(errwrap.Suffix(ErrNotOwned, " (uid "+strconv.Itoa(owner)+")"))
 	}
 	if n, ok := fileLinks(st); ok && n != 1 {
 		return fail(ErrLinked)

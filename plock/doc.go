@@ -18,7 +18,8 @@
 //
 // plock does not import platform/sqlite, so a program links SQLite
 // (modernc.org/sqlite: a plock program that links it is some 10.6 MB, one
-// that takes only lock files some 3.2 MB) only if it asks for it; the
+// that takes only lock files some 2.9 MB, and neither links fmt, which
+// plock and platform do without) only if it asks for it; the
 // SQLite mode's code, and database/sql, come with platform/sqlite too. A
 // program that wants the SQLite mode passes sqlite.OS(), or nil; nil
 // works once platform/sqlite is linked by any import: directly, through
@@ -77,7 +78,8 @@
 // name the same file (its directory resolved through symlinks) through
 // platforms with the same SQLite value (without SQLite, the same FS), as
 // every sqlite.OS() (and every platform.OS()) does, and a nil platform
-// with them. The turns are the generated turn policy (spec/turn.fsm)
+// with them; a SQLite or FS value that is not comparable (one that holds
+// a func, a map or a slice) shares turns with every value of its type. The turns are the generated turn policy (spec/turn.fsm)
 // driven by this package; a custom policy of the turn family can be
 // passed in Options.Policy. What a step does to a lock's queue is
 // internal/turnstep, the code the turn world of package worldmodel runs in

@@ -2,8 +2,9 @@ package plock
 
 import (
 	"errors"
-	"fmt"
+	"strconv"
 
+	"github.com/rivus/collab/internal/errwrap"
 	"github.com/rivus/collab/platform"
 )
 
@@ -37,11 +38,11 @@ type HeldError struct {
 func (e *HeldError) Error() string {
 	switch {
 	case e.Holder == nil && e.LockPID != 0:
-		return fmt.Sprintf("plock: %s is held by pid %d", e.Path, e.LockPID)
+		return "plock: " + e.Path + " is held by pid " + strconv.Itoa(e.LockPID)
 	case e.Holder == nil:
-		return fmt.Sprintf("plock: %s is held", e.Path)
+		return "plock: " + e.Path + " is held"
 	}
-	return fmt.Sprintf("plock: %s is held by %s", e.Path, e.Holder)
+	return "plock: " + e.Path + " is held by " + e.Holder.String()
 }
 
 // Is makes errors.Is(err, ErrHeld) true.
@@ -55,7 +56,7 @@ type StampError struct {
 }
 
 func (e *StampError) Error() string {
-	return fmt.Sprintf("plock: lock file %s holds no valid identity (left in place): %v", e.Path, e.Err)
+	return "plock: lock file " + e.Path + " holds no valid identity (left in place): " + errwrap.Text(e.Err)
 }
 
 func (e *StampError) Unwrap() error { return e.Err }
@@ -72,5 +73,5 @@ type ArgError struct {
 }
 
 func (e *ArgError) Error() string {
-	return fmt.Sprintf("plock: invalid argument: %s %s", e.Arg, e.Reason)
+	return "plock: invalid argument: " + e.Arg + " " + e.Reason
 }

@@ -4,10 +4,10 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"fmt"
 	"io/fs"
 	"time"
 
+	"github.com/rivus/collab/internal/errwrap"
 	"github.com/rivus/collab/internal/lockbackend"
 	"github.com/rivus/collab/platform"
 )
@@ -46,7 +46,7 @@ func (b *fileBackend) Attempt(_ context.Context, self *platform.Identity, _ time
 			return &fileHeld{b, stamp}, nil
 		}
 		if !errors.Is(err, fs.ErrExist) {
-			return nil, fmt.Errorf("plock: create lock file %s: %w", b.path, err)
+			return nil, errwrap.New("plock: create lock file "+b.path, err)
 		}
 		st, err := b.inspect()
 		switch {
@@ -86,7 +86,7 @@ func (b *fileBackend) inspect() (lockState, error) {
 		return lockState{}, &StampError{Path: b.path, Err: err} // too long for an identity
 	}
 	if err != nil {
-		return lockState{}, fmt.Errorf("plock: read lock file %s: %w", b.path, err)
+		return lockState{}, errwrap.New("plock: read lock file "+b.path, err)
 	}
 	if len(bytes.TrimSpace(data)) == 0 {
 		return b.inspectEmpty(data)
@@ -120,7 +120,7 @@ func (b *fileBackend) inspectEmpty(data []byte) (lockState, error) {
 		return lockState{free: true}, nil
 	}
 	if err != nil {
-		return lockState{}, fmt.Errorf("plock: stat lock file %s: %w", b.path, err)
+		return lockState{}, errwrap.New("plock: stat lock file "+b.path, err)
 	}
 	age := b.p.GetClock().Now().Sub(info.ModTime())
 	return lockState{data: data, reclaimable: age > emptyGrace}, nil
@@ -135,7 +135,7 @@ func (b *fileBackend) reclaim(judged []byte) error {
 		return &busyError{} // another process is reclaiming; it will take the lock
 	}
 	if err != nil {
-		return fmt.Errorf("plock: lock %s%s: %w", b.path, reclaimSuffix, err)
+		return errwrap.New("plock: lock "+b.path+reclaimSuffix, err)
 	}
 	defer guard.Unlock()
 	data, err := b.p.FS.ReadFile(b.path, platform.MaxIdentityJSON)
@@ -150,7 +150,7 @@ func (b *fileBackend) reclaim(judged []byte) error {
 	}
 	private := platform.TempName(b.path)
 	if err := b.p.FS.Rename(b.path, private); err != nil {
-		return fmt.Errorf("plock: reclaim lock file %s: %w", b.path, err)
+		return errwrap.New("plock: reclaim lock file "+b.path, err)
 	}
 	return lockbackend.RemoveIfExists(b.p.FS, private)
 }
@@ -162,7 +162,7 @@ func (h *fileHeld) Release() error {
 		return nil // reclaimed while held: nothing of ours to remove
 	}
 	if err != nil {
-		return fmt.Errorf("plock: release lock file %s: %w", h.b.path, err)
+		return errwrap.New("plock: release lock file "+h.b.path, err)
 	}
 	return lockbackend.RemoveIfExists(h.b.p.FS, h.b.path)
 }

@@ -3,12 +3,13 @@ package plock
 import (
 	"context"
 	"errors"
-	"fmt"
 	"io/fs"
+	"strconv"
 	"sync"
 	"time"
 
 	"github.com/rivus/collab/fsm"
+	"github.com/rivus/collab/internal/errwrap"
 	"github.com/rivus/collab/internal/lockbackend"
 	"github.com/rivus/collab/internal/sqliteos"
 	"github.com/rivus/collab/platform"
@@ -154,7 +155,7 @@ func Acquire(ctx context.Context, p *platform.Platform, path string, opts Option
 	if self, err := p.Process.Self(); err == nil {
 		a.self = &self
 	} else if a.b.NeedsIdentity() {
-		return nil, fmt.Errorf("plock: a lock file needs this process's identity: %w", err)
+		return nil, errwrap.New("plock: a lock file needs this process's identity", err)
 	}
 	t, out := turns.request(newTurnKey(opener(p), resolved), pol, opts.Wait)
 	if opts.Metrics == nil {
@@ -219,7 +220,7 @@ func turnPolicy(p policy.Policy) (policy.Policy, error) {
 		return fsm.TurnPolicy, nil
 	}
 	if p.Family() != "turn" {
-		return nil, &ArgError{"Policy", fmt.Sprintf("%s is of family %q, want \"turn\"", p.Name(), p.Family())}
+		return nil, &ArgError{"Policy", p.Name() + " is of family " + strconv.Quote(p.Family()) + ", want \"turn\""}
 	}
 	return p, nil
 }
@@ -277,16 +278,16 @@ func opener(p *platform.Platform) any {
 func resolve(fsys platform.FS, path string) (string, error) {
 	resolved, err := platform.ResolveDir(fsys, path)
 	if err != nil {
-		return "", fmt.Errorf("plock: lock directory of %s: %w", path, err)
+		return "", errwrap.New("plock: lock directory of "+path, err)
 	}
 	// The lock itself is never a link (another user could point it at a
 	// file of the caller's) nor a directory: refuse them by name.
 	st, err := fsys.Lstat(resolved)
 	switch {
 	case err == nil && st.Mode()&fs.ModeSymlink != 0:
-		return "", fmt.Errorf("plock: lock path %s: %w", path, &fs.PathError{Op: "lock", Path: resolved, Err: platform.ErrSymlink})
+		return "", errwrap.New("plock: lock path "+path, &fs.PathError{Op: "lock", Path: resolved, Err: platform.ErrSymlink})
 	case err == nil && st.IsDir():
-		return "", fmt.Errorf("plock: lock path %s: %w", path, &fs.PathError{Op: "lock", Path: resolved, Err: errIsDir})
+		return "", errwrap.New("plock: lock path "+path, &fs.PathError{Op: "lock", Path: resolved, Err: errIsDir})
 	}
 	return resolved, nil
 }
@@ -339,7 +340,7 @@ func (a *acquisition) drive(t *task, out policy.Outputs) (*Lock, error) {
 		case out.Has(outEnqueue):
 			out = a.waitTurn(t)
 		default:
-			panic(fmt.Sprintf("plock: turn policy %s left the call with nothing to do (outputs %b)", t.pol.Name(), out))
+			panic("plock: turn policy " + t.pol.Name() + " left the call with nothing to do (outputs " + strconv.FormatUint(uint64(out), 2) + ")")
 		}
 	}
 }

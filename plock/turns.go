@@ -84,18 +84,16 @@ const (
 	outReturnCause = policy.TurnOutputReturnCause
 )
 
-// newTurnKey builds the key of a lock; an opener that is not comparable
-// (a user's platform implementation) shares turns only with itself.
+// newTurnKey builds the key of a lock. An opener that is not comparable
+// (a user's platform implementation that holds a func, a map or a slice)
+// shares turns with every opener of its type: telling such values apart
+// would take reflect.Value.Pointer, which links some 50 kB of reflection
+// into every program that takes a lock, and a shared turn only queues
+// tasks that could have attempted side by side; it never lets two into
+// one lock.
 func newTurnKey(opener any, path string) turnKey {
-	if v := reflect.ValueOf(opener); opener != nil && !v.Comparable() {
-		switch v.Kind() {
-		case reflect.Chan, reflect.Func, reflect.Map, reflect.Pointer, reflect.Slice, reflect.UnsafePointer:
-			opener = v.Pointer()
-		default:
-			// No identity tells such values apart: share turns by
-			// type, which keeps them out of each other's way.
-			opener = v.Type()
-		}
+	if opener != nil && !reflect.ValueOf(opener).Comparable() {
+		opener = reflect.TypeOf(opener)
 	}
 	return turnKey{opener, path}
 }

@@ -407,3 +407,22 @@ func TestTurnsCancelStorm(t *testing.T) {
 		})
 	}
 }
+
+// Openers that are not comparable share turns by type; comparable ones
+// by value.
+func TestTurnKeyOfIncomparableOpeners(t *testing.T) {
+	c := newCountingSQLite()
+	a, b := funcSQLite{c.Open}, funcSQLite{c.Open}
+	if newTurnKey(a, "/l") != newTurnKey(b, "/l") {
+		t.Error("two openers of one incomparable type do not share turns")
+	}
+	if newTurnKey(a, "/l") == newTurnKey(wrappedSQLite{a}, "/l") {
+		t.Error("openers of two incomparable types share turns")
+	}
+	if newTurnKey(a, "/l") == newTurnKey(a, "/m") {
+		t.Error("two paths share turns")
+	}
+	if x, y := new(int), new(int); newTurnKey(x, "/l") == newTurnKey(y, "/l") {
+		t.Error("two comparable openers of one type share turns")
+	}
+}

@@ -3,8 +3,8 @@
 # collab, the command, links no SQLite, PostgreSQL, checker or campaign;
 # the runtime links no generator, model checker or reference interpreter;
 # lanes and plock link no SQLite either, nor plock's SQLite mode: a
-# program that uses only lanes stays under 3 MB, and one that uses only
-# plock's lock files under 3.2 MB (see below); fsm imports policy alone;
+# program that uses only lanes, or only plock's lock files, stays under
+# 3 MB (see below); fsm imports policy alone;
 # platform and lease link no driver; platform, plock and lanes no
 # encoding/json.
 set -euo pipefail
@@ -79,23 +79,22 @@ small lanesonly "$dir/lanesonly.go" lanes 3000000
 
 # A program that uses only plock's lock files links no SQLite (one that
 # links it is over 10 MB), not plock's SQLite mode or database/sql's code
-# (internal/sqlitelock, which platform/sqlite links), and no
-# encoding/json (platform reads and writes identities itself). The target
-# was 3 MB, as for lanes; it is about 3.16 MB. The same program on
-# gofrs/flock is about 2.64 MB with this toolchain, as is one with the
-# same imports and no lock at all; one that uses only lanes 2.87 MB. The
-# rest is the lock-file code itself: liveness judged from the process
-# table, stamps, reclaim, the checks of planted files, and the os file
-# functions they need. The limit catches growth. The program also runs:
-# without platform/sqlite linked, a nil platform (the SQLite mode) is an
-# *ArgError, and platform.OS() takes a lock file.
+# (internal/sqlitelock, which platform/sqlite links), no encoding/json
+# (platform reads and writes identities itself) and no fmt: platform and
+# plock write their messages with strconv (internal/errwrap for %w), as
+# fmt is about 280 kB of such a program. It is about 2.94 MB; the same
+# program on gofrs/flock is about 2.39 MB with this toolchain. The rest is
+# the lock-file code itself: liveness judged from the process table,
+# stamps, reclaim, the checks of planted files, and the os file functions
+# they need. The program also runs: without platform/sqlite linked, a nil
+# platform (the SQLite mode) is an *ArgError, and platform.OS() takes a
+# lock file.
 cat >"$dir/plockfileonly.go" <<'GO'
 package main
 
 import (
 	"context"
 	"errors"
-	"fmt"
 	"os"
 	"path/filepath"
 
@@ -103,24 +102,36 @@ import (
 	"github.com/rivus/collab/plock"
 )
 
+func fail(what string, err error) {
+	msg := "<nil>"
+	if err != nil {
+		msg = err.Error()
+	}
+	os.Stderr.WriteString(what + ": " + msg + "\n")
+	os.Exit(1)
+}
+
 func main() {
 	ctx, path := context.Background(), filepath.Join(os.Args[1], "app.lock")
 	var arg *plock.ArgError
 	if _, err := plock.Acquire(ctx, nil, path, plock.Options{}); !errors.As(err, &arg) {
-		fmt.Fprintf(os.Stderr, "a nil platform without platform/sqlite linked = %v; want a *plock.ArgError\n", err)
-		os.Exit(1)
+		fail("a nil platform without platform/sqlite linked, want a *plock.ArgError", err)
 	}
 	l, err := plock.Acquire(ctx, platform.OS(), path, plock.Options{})
 	if err == nil {
 		err = l.Release()
 	}
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "a lock file:", err)
-		os.Exit(1)
+		fail("a lock file", err)
 	}
 }
 GO
-small plockfileonly "$dir/plockfileonly.go" "plock's lock files" 3200000
+small plockfileonly "$dir/plockfileonly.go" "plock's lock files" 3000000
+if go tool nm "$dir/plockfileonly.bin" | grep ' T fmt\.' >/dev/null; then
+	echo "a program that uses only plock's lock files must not link fmt:"
+	go build -ldflags=-dumpdep -o /dev/null ./cmd/.plockfileonly 2>&1 | grep -E -- '-> fmt\.[A-Z]' | head -5
+	status=1
+fi
 mkdir "$dir/locks"
 if ! "$dir/plockfileonly.bin" "$dir/locks"; then
 	echo "the program that uses only plock's lock files failed"

@@ -2,7 +2,6 @@ package clock
 
 import (
 	"context"
-	"fmt"
 	"math/rand/v2"
 	"time"
 )
@@ -73,7 +72,7 @@ func (b *Backoff) Next() time.Duration {
 func (b *Backoff) draw() time.Duration {
 	if b.delay == 0 {
 		if b.First <= 0 {
-			panic(fmt.Sprintf("clock: Backoff.First is %v; want more than 0", b.First))
+			panic("clock: Backoff.First is " + b.First.String() + "; want more than 0")
 		}
 		b.delay = b.First
 	}
