@@ -69,7 +69,7 @@ bench-lanes: ## lanes beside client-go's workqueue, per processed item and per w
 	cd bench && $(GO) test -run='^$$' -bench=. -benchtime=5x
 
 bench: ## benchmarks, each with its in-process baseline, and lanes beside workqueue; writes the README's table
-	$(GO) test -run='^$$' -bench=. -benchmem ./... > .bench.txt || { cat .bench.txt; exit 1; }
+	$(GO) test -p 1 -run='^$$' -bench=. -benchmem ./... > .bench.txt || { cat .bench.txt; exit 1; }
 	cd bench && $(GO) test -run='^$$' -bench=. -benchtime=5x >> ../.bench.txt || { cat ../.bench.txt; exit 1; }
 	cat .bench.txt
 	$(GO) run scripts/bench-table.go README.md < .bench.txt

@@ -97,7 +97,8 @@
 // save has committed, its writer sends NOTIFY on the table's channel
 // (collab_leases_ and a hash of the table's name) with the key, and a
 // repository that watches LISTENs on one connection of its own while
-// anything is watched. A notification lost (the writer died between its
+// anything is watched, and for 30 seconds after, so that a waiter that
+// waits again, or a leader's successor, finds it open. A notification lost (the writer died between its
 // save and its notification, or the listening connection broke) leaves
 // its waiters to their polling. LISTEN needs no privilege, so a role
 // that may only SELECT can wait too.

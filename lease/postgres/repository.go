@@ -116,7 +116,7 @@ func setup(ctx context.Context, pool *pgxpool.Pool, cfg *pgxpool.Config, o optio
 	return &Repository{
 		pool:   pool,
 		fences: &fences{pool: fencePool, clock: o.clock, space: table.Sanitize()},
-		listen: &listener{channel: channelOf(table.Sanitize()), config: cfg.ConnConfig},
+		listen: &listener{channel: channelOf(table.Sanitize()), config: cfg.ConnConfig, linger: listenLinger},
 		where:  where,
 		q:      newQueries(table.Sanitize(), found),
 	}, nil
