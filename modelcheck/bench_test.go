@@ -87,16 +87,22 @@ const ceilingStates = 4_000_000
 
 // independent runs n one-worker explorations of m at once, each stopped
 // at ceilingStates, and returns their states and moves and the time they
-// took together.
+// took together. Each has a Next of its own (m.Fork's): a search of one
+// worker calls Next, whose scratch world two searches must not share.
 func independent(m modelcheck.Model[worldmodel.LeaseWorld], n int) (states, moves int, took time.Duration) {
 	results := make([]modelcheck.Result[worldmodel.LeaseWorld], n)
+	models := make([]modelcheck.Model[worldmodel.LeaseWorld], n)
+	for i := range models {
+		models[i] = m
+		models[i].Next = m.Fork()
+	}
 	start := time.Now()
 	var wg sync.WaitGroup
 	for i := range n {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			results[i] = modelcheck.Check(m, modelcheck.Options{Workers: 1, MaxStates: ceilingStates})
+			results[i] = modelcheck.Check(models[i], modelcheck.Options{Workers: 1, MaxStates: ceilingStates})
 		}()
 	}
 	wg.Wait()

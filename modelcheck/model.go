@@ -18,7 +18,9 @@ type Model[W comparable] struct {
 	// Fork, if set, returns a Next for one worker of a parallel search
 	// (Options.Workers > 1), which yields what Next yields: for a model
 	// whose Next works in scratch state of its own. Without Fork, Next
-	// must be safe for concurrent use when Workers > 1.
+	// must be safe for concurrent use when Workers > 1. A search of one
+	// worker calls Next itself, so searches of one such model must not
+	// run at once: build a model for each.
 	Fork func() func(w W, yield func(label string, next W))
 	// Invariants must hold in every reachable world.
 	Invariants []Invariant[W]
