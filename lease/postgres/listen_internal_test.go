@@ -29,6 +29,27 @@ func newTestListener(t *testing.T, linger time.Duration) (*listener, func(key st
 	}
 }
 
+// mustWatch starts a watch of key on l.
+func mustWatch(t *testing.T, l *listener, key string) (<-chan struct{}, func()) {
+	t.Helper()
+	c, stop, err := l.watch(t.Context(), key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c, stop
+}
+
+// mustHear notifies key and waits for the watch c to wake.
+func mustHear(t *testing.T, notify func(string), key string, c <-chan struct{}) {
+	t.Helper()
+	notify(key)
+	select {
+	case <-c:
+	case <-t.Context().Done():
+		t.Fatalf("a notification of %q did not wake its watch", key)
+	}
+}
+
 // running returns the done channel of l's loop, nil if none runs.
 func (l *listener) running() chan struct{} {
 	l.mu.Lock()
@@ -40,39 +61,25 @@ func (l *listener) running() chan struct{} {
 // same connection, and hears what is notified.
 func TestListenerLingersForTheNextWatch(t *testing.T) {
 	l, notify := newTestListener(t, time.Hour)
-	_, stop, err := l.watch(t.Context(), "k")
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, stop := mustWatch(t, l, "k")
 	first := l.running()
 	stop()
 	if l.running() != first || first == nil {
 		t.Fatal("the loop ended with its last watch, within the linger")
 	}
-	c, stop, err := l.watch(t.Context(), "k")
-	if err != nil {
-		t.Fatal(err)
-	}
+	c, stop := mustWatch(t, l, "k")
 	defer stop()
 	if l.running() != first {
 		t.Fatal("a watch within the linger started a loop of its own")
 	}
-	notify("k")
-	select {
-	case <-c:
-	case <-t.Context().Done():
-		t.Fatal("the lingering loop did not wake the new watch")
-	}
+	mustHear(t, notify, "k", c)
 }
 
 // The loop ends once the linger passes without a watch, and a later
 // watch listens again.
 func TestListenerEndsAfterTheLinger(t *testing.T) {
 	l, notify := newTestListener(t, time.Millisecond)
-	_, stop, err := l.watch(t.Context(), "k")
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, stop := mustWatch(t, l, "k")
 	first := l.running()
 	stop()
 	select {
@@ -83,29 +90,18 @@ func TestListenerEndsAfterTheLinger(t *testing.T) {
 	if l.running() != nil {
 		t.Fatal("an ended loop is still the running one")
 	}
-	c, stop, err := l.watch(t.Context(), "k")
-	if err != nil {
-		t.Fatal(err)
-	}
+	c, stop := mustWatch(t, l, "k")
 	defer stop()
 	if l.running() == nil || l.running() == first {
 		t.Fatal("a watch after the linger did not start a loop")
 	}
-	notify("k")
-	select {
-	case <-c:
-	case <-t.Context().Done():
-		t.Fatal("the new loop did not wake its watch")
-	}
+	mustHear(t, notify, "k", c)
 }
 
 // Close ends a lingering loop at once.
 func TestListenerCloseEndsTheLinger(t *testing.T) {
 	l, _ := newTestListener(t, time.Hour)
-	_, stop, err := l.watch(t.Context(), "k")
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, stop := mustWatch(t, l, "k")
 	first := l.running()
 	stop()
 	l.close()
